@@ -1,0 +1,108 @@
+import type { EventLogReader } from '../log/event-log.js';
+import type { Deliverer } from '../delivery/deliverer.js';
+import type { Logger } from '../observability/logger.js';
+import type { RouteTable } from '../routing/route-table.js';
+import { PartitionActor } from './partition-actor.js';
+
+export interface SupervisorOptions {
+  maxPendingPerPartition: number;
+  commitIntervalMs: number;
+}
+
+/**
+ * Runs this node's partition actors and commits their progress. Commits are
+ * coalesced: at most one per `commitIntervalMs`, carrying the newest commit
+ * point of every partition that moved.
+ */
+export class DeliverySupervisor {
+  private readonly actors = new Map<number, PartitionActor>();
+  private readonly dirty = new Map<number, bigint>();
+  private readonly committed = new Map<number, bigint>();
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly reader: EventLogReader,
+    private readonly routes: RouteTable,
+    private readonly deliverer: Deliverer,
+    private readonly options: SupervisorOptions,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.reader.start((partition) => {
+      const actor = new PartitionActor(
+        partition,
+        this.routes,
+        this.deliverer,
+        { maxPending: this.options.maxPendingPerPartition, onProgress: (p, point) => this.progress(p, point) },
+        this.log.child({ partition }),
+      );
+      const previous = this.actors.get(partition);
+      previous?.revoke();
+      this.actors.set(partition, actor);
+      // A fresh owner starts from the group's committed offset: forget ours.
+      this.committed.delete(partition);
+      this.dirty.delete(partition);
+      return actor;
+    });
+  }
+
+  /** Records waiting or in flight on this node, across partitions. */
+  get pending(): number {
+    let n = 0;
+    for (const actor of this.actors.values()) if (!actor.revoked) n += actor.pending;
+    return n;
+  }
+
+  private progress(partition: number, point: bigint): void {
+    const actor = this.actors.get(partition);
+    if (!actor || actor.revoked) return;
+    if ((this.committed.get(partition) ?? -1n) >= point) return;
+    this.dirty.set(partition, point);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    this.timer ??= setTimeout(() => {
+      this.timer = null;
+      this.flushing = this.flushing.then(() => this.flush());
+    }, this.options.commitIntervalMs);
+  }
+
+  private async flush(): Promise<void> {
+    const batch = [...this.dirty];
+    this.dirty.clear();
+    for (const [partition, point] of batch) {
+      const actor = this.actors.get(partition);
+      if (!actor || actor.revoked) continue;
+      try {
+        await this.reader.commit(partition, point);
+        this.committed.set(partition, point);
+      } catch (err) {
+        // Usually a rebalance in progress: the next owner replays from the last
+        // good commit, so a failed commit costs duplicates, never events.
+        this.log.warn({ partition, err: (err as Error).message }, 'offset commit failed');
+        if (!this.dirty.has(partition)) this.dirty.set(partition, point);
+        this.schedule();
+      }
+    }
+  }
+
+  /** Stops fetching, lets in-flight deliveries finish (up to `timeoutMs`), commits, stops. */
+  async drain(timeoutMs: number): Promise<void> {
+    this.reader.pause();
+    await Promise.all([...this.actors.values()].map((a) => a.idle(timeoutMs)));
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    for (const actor of this.actors.values()) {
+      const point = actor.commitPoint();
+      if (point !== null && !actor.revoked) this.dirty.set(actor.partition, point);
+    }
+    await this.flushing;
+    await this.flush();
+    await this.reader.stop();
+  }
+}

@@ -1,0 +1,34 @@
+import { TtlCache } from '../cache/ttl-cache.js';
+import { ServiceError } from '../errors.js';
+import type { KeyRepo, StoredKey } from '../storage/key-repo.js';
+import { parseApiKey, secretMatches } from './api-key.js';
+
+/**
+ * Turns a presented `qak_…` key into the stored key it names, or refuses it.
+ * Lookups are cached by key id (never by the secret); the secret is checked on
+ * every request against the stored hash in constant time.
+ */
+export class KeyAuthenticator {
+  private readonly cache: TtlCache<StoredKey | null>;
+
+  constructor(
+    private readonly repo: KeyRepo,
+    ttlMs: number,
+  ) {
+    this.cache = new TtlCache(ttlMs);
+  }
+
+  async authenticate(presented: string): Promise<StoredKey> {
+    const parsed = parseApiKey(presented);
+    if (!parsed) throw new ServiceError('invalid_api_key');
+    const stored = await this.cache.getOrLoad(parsed.keyId, () => this.repo.byKeyId(parsed.keyId));
+    if (!stored || stored.revoked || !secretMatches(parsed.secret, stored.secretHash)) {
+      throw new ServiceError('invalid_api_key');
+    }
+    return stored;
+  }
+
+  invalidate(): void {
+    this.cache.clear();
+  }
+}

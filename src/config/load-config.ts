@@ -1,0 +1,87 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { schema, type Config } from './schema.js';
+import { validateAgainst } from './validate.js';
+
+/** Raised when configuration is invalid; the CLI prints it and exits 1. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+}
+
+export const DEFAULTS_FILE = fileURLToPath(new URL('../../config/default.yaml', import.meta.url));
+
+type Env = Record<string, string | undefined>;
+type Plain = Record<string, unknown>;
+
+/**
+ * Loads configuration in the order the contract fixes: commented defaults, the
+ * file named by STREAMGATE_CONFIG, the environment, then `overrides` (CLI flags,
+ * tests). Validated once, then deep-frozen so nothing changes it at run time.
+ */
+export function loadConfig(env: Env = process.env, overrides: Plain = {}): Readonly<Config> {
+  let merged = readYaml(DEFAULTS_FILE);
+  if (env.STREAMGATE_CONFIG) merged = deepMerge(merged, readYaml(env.STREAMGATE_CONFIG));
+  merged = deepMerge(merged, fromEnv(env));
+  merged = deepMerge(merged, overrides);
+  const problems = validateAgainst(schema, merged);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(merged) as unknown as Readonly<Config>;
+}
+
+function readYaml(file: string): Plain {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError([`cannot read ${file}: ${(err as Error).message}`]);
+  }
+  const parsed: unknown = parseYaml(text);
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError([`${file}: top level must be a mapping`]);
+  return parsed as Plain;
+}
+
+/** The environment variables the contract names, mapped onto config paths. */
+function fromEnv(env: Env): Plain {
+  const out: Plain = {};
+  const set = (path: string, value: unknown) => {
+    const keys = path.split('.');
+    let node = out;
+    for (const key of keys.slice(0, -1)) node = (node[key] ??= {}) as Plain;
+    node[keys[keys.length - 1]!] = value;
+  };
+  const list = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean);
+  if (env.PORT !== undefined) set('server.port', Number(env.PORT));
+  if (env.DATABASE_URL) set('database.url', env.DATABASE_URL);
+  if (env.REDIS_URL) set('redis.url', env.REDIS_URL);
+  if (env.KAFKA_BROKERS) set('kafka.brokers', list(env.KAFKA_BROKERS));
+  if (env.STREAMGATE_ALLOW_NETWORKS !== undefined) set('delivery.allowNetworks', list(env.STREAMGATE_ALLOW_NETWORKS));
+  if (env.LOG_LEVEL) set('log.level', env.LOG_LEVEL);
+  if (env.STREAMGATE_KAFKA_TOPIC) set('kafka.topic', env.STREAMGATE_KAFKA_TOPIC);
+  if (env.STREAMGATE_KAFKA_GROUP) set('kafka.groupId', env.STREAMGATE_KAFKA_GROUP);
+  return out;
+}
+
+function deepMerge(base: Plain, over: Plain): Plain {
+  const out: Plain = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const prev = out[key];
+    out[key] = isPlain(prev) && isPlain(value) ? deepMerge(prev, value) : value;
+  }
+  return out;
+}
+
+function isPlain(v: unknown): v is Plain {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,37 @@
+import type { DispatchResult } from './http-dispatcher.js';
+
+/** How an attempt ended, as the retry logic needs it. */
+export type Outcome =
+  | { kind: 'delivered'; status: number }
+  | { kind: 'retry'; reason: string; retryAfterMs: number | null }
+  | { kind: 'failed'; reason: string; disableTarget: boolean };
+
+const RETRY_AFTER_STATUSES = new Set([408, 425, 429, 503]);
+
+/**
+ * Classifies an attempt (contract §7): 2xx delivered; 3xx failed (redirects
+ * are never followed) but retried like a server error; 408, 429, 5xx and
+ * network errors retried; 410 fails and disables the target; other 4xx fail
+ * unless the target lists them as retryable.
+ */
+export function classify(result: DispatchResult, retryableStatuses: readonly number[] = []): Outcome {
+  if (result.kind === 'error') return { kind: 'retry', reason: `${result.code}: ${result.error}`, retryAfterMs: null };
+  const { status } = result;
+  if (status >= 200 && status < 300) return { kind: 'delivered', status };
+  if (status === 410) return { kind: 'failed', reason: 'receiver answered 410 Gone', disableTarget: true };
+  const retryAfterMs = RETRY_AFTER_STATUSES.has(status) ? parseRetryAfter(result.headers['retry-after']) : null;
+  if (status >= 300 && status < 400) return { kind: 'retry', reason: `redirect ${status} not followed`, retryAfterMs };
+  if (status === 408 || status === 425 || status === 429 || status >= 500 || retryableStatuses.includes(status)) {
+    return { kind: 'retry', reason: `receiver answered ${status}`, retryAfterMs };
+  }
+  return { kind: 'failed', reason: `receiver answered ${status}`, disableTarget: false };
+}
+
+/** Retry-After as delay-seconds or an HTTP date; null when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | null {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (!raw) return null;
+  if (/^\d+$/.test(raw.trim())) return Number(raw.trim()) * 1000;
+  const at = Date.parse(raw);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}

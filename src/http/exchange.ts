@@ -1,0 +1,114 @@
+import { STATUS_CODES } from 'node:http';
+import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
+import { errorEnvelope, ServiceError } from '../errors.js';
+
+/**
+ * One HTTP exchange over uWebSockets.js, captured so handlers can be async.
+ * uWS's request object is only valid during the synchronous part of the
+ * handler, so method, path, query, headers and params are copied up front,
+ * and the body is read from the first tick on, with the size limit enforced
+ * as chunks arrive (a too-large body is refused before it is buffered whole).
+ */
+export interface Exchange {
+  readonly method: string;
+  /** Path as sent on the wire (still percent-encoded). */
+  readonly path: string;
+  /** Raw query string without the '?'. */
+  readonly query: string;
+  /** Header names lower-cased; a repeated header keeps the values joined with ', '. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly params: readonly string[];
+  readonly remoteAddress: string;
+  body: Promise<Buffer>;
+  aborted: boolean;
+  answered: boolean;
+  send(status: number, body: string | Buffer, headers?: Record<string, string>, closeConnection?: boolean): void;
+  sendJson(status: number, value: unknown): void;
+  sendError(err: ServiceError, extraHeaders?: Record<string, string>): void;
+}
+
+const statusLines = new Map<number, string>();
+export function statusLine(status: number): string {
+  let line = statusLines.get(status);
+  if (!line) {
+    line = `${status} ${STATUS_CODES[status] ?? 'Status'}`;
+    statusLines.set(status, line);
+  }
+  return line;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: number, maxBodyBytes: number): Exchange {
+  const headers: Record<string, string> = {};
+  req.forEach((name, value) => {
+    headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+  });
+  const params: string[] = [];
+  for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
+  const method = req.getCaseSensitiveMethod().toUpperCase();
+
+  const exchange: Exchange = {
+    method,
+    path: req.getUrl(),
+    query: req.getQuery() ?? '',
+    headers,
+    params,
+    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    body: Promise.resolve(Buffer.alloc(0)),
+    aborted: false,
+    answered: false,
+    send(status, body, extra, closeConnection = false) {
+      if (exchange.aborted || exchange.answered) return;
+      exchange.answered = true;
+      res.cork(() => {
+        res.writeStatus(statusLine(status));
+        if (extra) for (const name in extra) res.writeHeader(name, extra[name]!);
+        res.end(body, closeConnection);
+      });
+    },
+    sendJson(status, value) {
+      exchange.send(status, JSON.stringify(value), JSON_HEADERS);
+    },
+    sendError(err, extraHeaders) {
+      // A refused body may still be streaming in: close rather than read it.
+      const close = err.code === 'payload_too_large';
+      exchange.send(err.status, errorEnvelope(err), extraHeaders ? { ...JSON_HEADERS, ...extraHeaders } : JSON_HEADERS, close);
+    },
+  };
+  res.onAborted(() => {
+    exchange.aborted = true;
+  });
+  const chunked = /chunked/i.test(headers['transfer-encoding'] ?? '');
+  exchange.body = readBody(res, headers['content-length'], chunked, maxBodyBytes, method);
+  // Nobody may await the body (an early error answer): don't let that reject unhandled.
+  exchange.body.catch(() => {});
+  return exchange;
+}
+
+function readBody(res: UwsResponse, contentLength: string | undefined, chunked: boolean, limit: number, method: string): Promise<Buffer> {
+  // No Content-Length and no chunked encoding means no body (RFC 9112 §6.3).
+  if (method === 'GET' || method === 'HEAD' || contentLength === '0' || (contentLength === undefined && !chunked)) {
+    return Promise.resolve(Buffer.alloc(0));
+  }
+  if (contentLength !== undefined && /^\d+$/.test(contentLength) && Number(contentLength) > limit) {
+    return Promise.reject(new ServiceError('payload_too_large', `The body is over the limit of ${limit} bytes.`));
+  }
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    res.onData((chunk, isLast) => {
+      if (refused) return;
+      size += chunk.byteLength;
+      if (size > limit) {
+        refused = true;
+        reject(new ServiceError('payload_too_large', `The body is over the limit of ${limit} bytes.`));
+        return;
+      }
+      // uWS reuses the chunk's memory after this callback returns: copy it.
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+  });
+}

@@ -1,0 +1,66 @@
+import type { TemplatedApp } from 'uWebSockets.js';
+import { isServiceError, ServiceError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import { captureExchange, type Exchange } from './exchange.js';
+
+export type Method = 'get' | 'post' | 'put' | 'del' | 'patch';
+export type Handler = (exchange: Exchange) => Promise<void> | void;
+
+export interface RouteOptions {
+  maxBodyBytes: number;
+}
+
+/** A registered route, kept so the OpenAPI test can compare against the document. */
+export interface RouteInfo {
+  method: string;
+  pattern: string;
+}
+
+/**
+ * Registers routes on the uWS app and turns whatever a handler throws into the
+ * error envelope: catalog errors keep their code, anything else is logged and
+ * answered as 500 `internal` with no detail leaked.
+ */
+export class Router {
+  readonly routes: RouteInfo[] = [];
+
+  constructor(
+    private readonly app: TemplatedApp,
+    private readonly log: Logger,
+  ) {}
+
+  add(method: Method, pattern: string, options: RouteOptions, handler: Handler): void {
+    const paramCount = (pattern.match(/\/:/g) ?? []).length;
+    this.routes.push({ method: method === 'del' ? 'DELETE' : method.toUpperCase(), pattern });
+    this.app[method](pattern, (res, req) => {
+      const exchange = captureExchange(res, req, paramCount, options.maxBodyBytes);
+      this.run(handler, exchange);
+    });
+  }
+
+  /** Answers every unmatched path with 404 not_found in the envelope. */
+  fallback(maxBodyBytes: number): void {
+    this.app.any('/*', (res, req) => {
+      const exchange = captureExchange(res, req, 0, maxBodyBytes);
+      exchange.sendError(new ServiceError('not_found', `No route for ${exchange.method} ${exchange.path}.`));
+    });
+  }
+
+  private run(handler: Handler, exchange: Exchange): void {
+    try {
+      const result = handler(exchange);
+      if (result) result.catch((err: unknown) => this.fail(exchange, err));
+    } catch (err) {
+      this.fail(exchange, err);
+    }
+  }
+
+  private fail(exchange: Exchange, err: unknown): void {
+    if (isServiceError(err)) {
+      exchange.sendError(err);
+      return;
+    }
+    this.log.error({ err, method: exchange.method, path: exchange.path }, 'unhandled error');
+    exchange.sendError(new ServiceError('internal'));
+  }
+}

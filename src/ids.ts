@@ -1,0 +1,35 @@
+import { randomFillSync } from 'node:crypto';
+
+/**
+ * Public ids: a type prefix and 128 random bits in base64url (22 characters).
+ * Opaque, URL-safe, unguessable, never reused (contract §1). Random bytes are
+ * drawn from a pool refilled in bulk, because ingress mints one id per event.
+ */
+export type IdPrefix =
+  | 'lic' | 'ten' | 'cat' | 'pkg' | 'int' | 'act' | 'evt' | 'que' | 'tgt' | 'key' | 'sub' | 'run' | 'att' | 'sig';
+
+const POOL_SIZE = 16 * 512;
+const pool = Buffer.allocUnsafe(POOL_SIZE);
+let offset = POOL_SIZE;
+
+export function randomBytesPooled(n: number): Buffer {
+  if (n > POOL_SIZE) return randomFillSync(Buffer.allocUnsafe(n));
+  if (offset + n > POOL_SIZE) {
+    randomFillSync(pool);
+    offset = 0;
+  }
+  const out = Buffer.from(pool.subarray(offset, offset + n));
+  offset += n;
+  return out;
+}
+
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${randomBytesPooled(16).toString('base64url')}`;
+}
+
+const ID_BODY = /^[A-Za-z0-9_-]{8,64}$/;
+
+/** True when `value` looks like an id of `prefix` (cheap shape check, not existence). */
+export function hasPrefix(value: string, prefix: IdPrefix): boolean {
+  return value.startsWith(`${prefix}_`) && ID_BODY.test(value.slice(prefix.length + 1));
+}

@@ -1,0 +1,40 @@
+import type { EventRecord } from './event-record.js';
+
+/**
+ * The event log port. Ingress appends; delivery consumes partitions in order
+ * and commits how far it has finished. Kafka is the adapter today; the actors
+ * and everything above them only see this interface.
+ */
+export interface EventLogWriter {
+  /** Resolves once the record is durable (acks from all in-sync replicas). */
+  append(record: EventRecord): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** One record handed to a partition's consumer. */
+export interface LogEntry {
+  partition: number;
+  offset: bigint;
+  record: EventRecord | null;
+  /** Set when the bytes could not be decoded; the entry is skipped and logged. */
+  decodeError?: string;
+}
+
+export interface PartitionHandler {
+  /**
+   * Takes the partition's next entries in order. May wait (backpressure); the
+   * log fetches no further entries for this partition until it resolves.
+   */
+  deliver(entries: LogEntry[], keepAlive: () => Promise<void>): Promise<void>;
+  /** The partition was taken away (rebalance or stop): drop in-memory work. */
+  revoke(): void;
+}
+
+export interface EventLogReader {
+  start(handlerFor: (partition: number) => PartitionHandler): Promise<void>;
+  /** Records `nextOffset` as where this consumer group resumes in `partition`. */
+  commit(partition: number, nextOffset: bigint): Promise<void>;
+  /** Stops fetching new entries (drain); commits still work. */
+  pause(): void;
+  stop(): Promise<void>;
+}

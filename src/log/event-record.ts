@@ -1,0 +1,46 @@
+import { Packr } from 'msgpackr';
+
+/**
+ * One accepted event as it sits in the log. The body is the raw bytes as
+ * received, never re-serialised, so receivers get exactly what the sender
+ * posted (and payment signatures over those bytes stay valid).
+ *
+ *   key   = partition key (or null)           -> Kafka's murmur2 picks the partition
+ *   value = msgpack(EventRecord)              -> version 1 layout below
+ */
+export interface EventRecord {
+  v: 1;
+  id: string;
+  tenantPublicId: string;
+  workspaceId: string;
+  queueId: string;
+  queueName: string;
+  receivedAt: number;
+  contentType: string | null;
+  idempotencyKey: string | null;
+  eventType: string | null;
+  groupKey: string | null;
+  partitionKey: string | null;
+  /** X-Service-Path as received (the hops before this service). */
+  path: string | null;
+  body: Buffer;
+}
+
+// Plain maps (no shared record structures): any process can decode any record
+// without having seen the encoder's structure table.
+const packr = new Packr({ useRecords: false, moreTypes: false });
+
+export function encodeEvent(record: EventRecord): Buffer {
+  return packr.pack(record);
+}
+
+export function decodeEvent(bytes: Buffer): EventRecord {
+  const value = packr.unpack(bytes) as EventRecord;
+  if (!value || value.v !== 1 || typeof value.id !== 'string') throw new Error('not a v1 event record');
+  // msgpack gives a Uint8Array view for bin; delivery wants a Buffer without copying.
+  if (!Buffer.isBuffer(value.body)) {
+    const b = value.body as Uint8Array;
+    value.body = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  }
+  return value;
+}

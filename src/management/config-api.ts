@@ -1,0 +1,250 @@
+import type { ManagementAuth, Principal } from '../auth/management-auth.js';
+import type { InvalidationBus } from '../cache/invalidation-bus.js';
+import { ServiceError } from '../errors.js';
+import type { Exchange } from '../http/exchange.js';
+import type { Router } from '../http/router.js';
+import type { KeyProfile } from '../auth/api-key.js';
+import type { SsrfGuard } from '../delivery/ssrf-guard.js';
+import { withQueueDefaults, INGRESS_STATES, type QueueSettings } from '../routing/queue-settings.js';
+import type { TargetAuth, TargetSettings } from '../routing/target-settings.js';
+import type { LicenseRepo } from '../storage/license-repo.js';
+import type { QueueRow, TargetRow, TopologyRepo, Upserted, WorkspaceRow } from '../storage/topology-repo.js';
+import { FieldReader, readJsonObject } from './json-body.js';
+
+export interface ConfigApiDeps {
+  auth: ManagementAuth;
+  topology: TopologyRepo;
+  licenses: LicenseRepo;
+  guard: SsrfGuard;
+  bus: InvalidationBus;
+  maxBodyBytes: number;
+  defaultTimeoutMs: number;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+const PROFILE_RANK: Record<KeyProfile, number> = { ingress: 0, full: 1, build: 2 };
+// Names a target may never set as static headers (reference §6 rule 2).
+const NOT_STATIC = new Set(['x-service-event-id', 'idempotency-key']);
+
+/**
+ * The configuration API of contract §4: idempotent PUTs of queues, targets and
+ * routes, their GETs and DELETEs, and key creation. Every write invalidates the
+ * caches of every node before it answers.
+ */
+export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
+  const opts = { maxBodyBytes: deps.maxBodyBytes };
+  const base = '/v1/tenants/:tenant';
+
+  const access = async (exchange: Exchange): Promise<{ principal: Principal; ws: WorkspaceRow }> => {
+    const principal = await deps.auth.authenticate(exchange);
+    if (exchange.method !== 'GET') deps.auth.require(principal, 'configure');
+    const ws = await deps.auth.workspace(principal, decode(exchange.params[0]!));
+    return { principal, ws };
+  };
+  const changed = async (scope: string) => deps.bus.publish(scope);
+
+  router.add('put', `${base}/queues/:name`, opts, async (ex) => {
+    const { ws } = await access(ex);
+    const name = checkName(decode(ex.params[1]!), 'name');
+    const settings = readQueueSettings(await readJsonObject(ex));
+    const result = await deps.topology.upsertQueue(ws.id, name, settings);
+    if (result.changed) await changed('queue');
+    sendUpserted(ex, result, queueJson(ws, result.row));
+  });
+  router.add('get', `${base}/queues/:name`, opts, async (ex) => {
+    const { ws } = await access(ex);
+    const row = await deps.topology.queueByName(ws.id, decode(ex.params[1]!));
+    if (!row) throw new ServiceError('not_found', 'No such queue.');
+    ex.sendJson(200, queueJson(ws, row));
+  });
+  router.add('del', `${base}/queues/:name`, opts, async (ex) => {
+    const { ws } = await access(ex);
+    if (await deps.topology.deleteQueue(ws.id, decode(ex.params[1]!))) await changed('queue');
+    ex.send(204, '');
+  });
+
+  router.add('put', `${base}/targets/:name`, opts, async (ex) => {
+    const { ws } = await access(ex);
+    const name = checkName(decode(ex.params[1]!), 'name');
+    const { url, settings } = readTarget(await readJsonObject(ex));
+    await deps.guard.checkUrl(url);
+    const result = await deps.topology.upsertTarget(ws.id, name, url, settings);
+    if (result.changed) await changed('target');
+    sendUpserted(ex, result, targetJson(result.row, deps.defaultTimeoutMs));
+  });
+  router.add('get', `${base}/targets/:name`, opts, async (ex) => {
+    const { ws } = await access(ex);
+    const row = await deps.topology.targetByName(ws.id, decode(ex.params[1]!));
+    if (!row) throw new ServiceError('not_found', 'No such target.');
+    ex.sendJson(200, targetJson(row, deps.defaultTimeoutMs));
+  });
+  router.add('del', `${base}/targets/:name`, opts, async (ex) => {
+    const { ws } = await access(ex);
+    if (await deps.topology.deleteTarget(ws.id, decode(ex.params[1]!))) await changed('target');
+    ex.send(204, '');
+  });
+
+  const routeEnds = async (ex: Exchange) => {
+    const { ws } = await access(ex);
+    const queue = await deps.topology.queueByName(ws.id, decode(ex.params[1]!));
+    if (!queue) throw new ServiceError('not_found', 'No such queue.');
+    const target = await deps.topology.targetByName(ws.id, decode(ex.params[2]!));
+    if (!target) throw new ServiceError('not_found', 'No such target.');
+    return { queue, target };
+  };
+  router.add('put', `${base}/queues/:name/targets/:target`, opts, async (ex) => {
+    const { queue, target } = await routeEnds(ex);
+    const created = await deps.topology.addRoute(queue.id, target.id);
+    if (created) await changed('route');
+    sendUpserted(ex, { created, changed: created }, { queue: queue.name, target: target.name });
+  });
+  router.add('get', `${base}/queues/:name/targets/:target`, opts, async (ex) => {
+    const { queue, target } = await routeEnds(ex);
+    if (!(await deps.topology.routeExists(queue.id, target.id))) throw new ServiceError('not_found', 'No such route.');
+    ex.sendJson(200, { queue: queue.name, target: target.name });
+  });
+  router.add('del', `${base}/queues/:name/targets/:target`, opts, async (ex) => {
+    const { queue, target } = await routeEnds(ex);
+    if (await deps.topology.removeRoute(queue.id, target.id)) await changed('route');
+    ex.send(204, '');
+  });
+
+  router.add('post', `${base}/keys`, opts, async (ex) => {
+    const { principal, ws } = await access(ex);
+    const body = new FieldReader(await readJsonObject(ex), ['profile', 'name', 'queueScopes']);
+    const profile = body.oneOf<KeyProfile>('profile', ['ingress', 'full', 'build']) ?? 'ingress';
+    const name = body.string('name', { max: 200 });
+    const queueScopes = body.stringList('queueScopes', { max: 1000 });
+    body.done();
+    if (PROFILE_RANK[profile] > PROFILE_RANK[principal.profile]) {
+      throw new ServiceError('missing_permission', `A ${principal.profile} key cannot create a ${profile} key.`);
+    }
+    const key = await deps.licenses.createKey({ licenseId: ws.licenseId, workspaceId: ws.id, profile, name, queueScopes: queueScopes ?? null });
+    ex.sendJson(201, { keyId: key.keyId, key: key.wire, profile, tenantPublicId: ws.publicId, queueScopes: queueScopes ?? null });
+  });
+}
+
+function sendUpserted(ex: Exchange, result: Pick<Upserted<unknown>, 'created' | 'changed'>, json: unknown): void {
+  const change = result.created ? 'created' : result.changed ? 'changed' : 'unchanged';
+  ex.send(result.created ? 201 : 200, JSON.stringify(json), { 'content-type': 'application/json', 'x-streamgate-change': change });
+}
+
+function decode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new ServiceError('not_found', 'No such resource.');
+  }
+}
+
+function checkName(name: string, field: string): string {
+  if (!NAME.test(name)) {
+    throw new ServiceError('validation_failed', `${field} must be 1-100 letters, digits, '.', '_' or '-'.`, [{ field, problem: 'invalid name' }]);
+  }
+  return name;
+}
+
+function readQueueSettings(body: Record<string, unknown>): Partial<QueueSettings> {
+  const r = new FieldReader(body, ['authMode', 'ingress', 'archived', 'groupKeyRequired', 'hopBudget', 'dedupWindowSeconds']);
+  const out: Partial<QueueSettings> = {};
+  // Signed-request and payments modes are accepted once ingress verifies them.
+  const authMode = r.oneOf('authMode', ['api_key'] as const);
+  if (authMode) out.authMode = authMode;
+  const ingress = r.oneOf('ingress', INGRESS_STATES);
+  if (ingress) out.ingress = ingress;
+  const archived = r.boolean('archived');
+  if (archived !== undefined) out.archived = archived;
+  const groupKeyRequired = r.boolean('groupKeyRequired');
+  if (groupKeyRequired !== undefined) out.groupKeyRequired = groupKeyRequired;
+  const hopBudget = r.integer('hopBudget', 1, 100);
+  if (hopBudget !== undefined) out.hopBudget = hopBudget;
+  const dedup = r.integer('dedupWindowSeconds', 0, 30 * 86_400);
+  if (dedup !== undefined) out.dedupWindowSeconds = dedup;
+  r.done();
+  return out;
+}
+
+function readTarget(body: Record<string, unknown>): { url: string; settings: Partial<TargetSettings> } {
+  const r = new FieldReader(body, ['url', 'auth', 'staticHeaders', 'timeoutMs', 'retryPolicy', 'groupKeyHeader']);
+  const url = r.string('url', { required: true, max: 2048 }) ?? '';
+  const settings: Partial<TargetSettings> = {};
+  const timeoutMs = r.integer('timeoutMs', 100, 600_000);
+  if (timeoutMs !== undefined) settings.timeoutMs = timeoutMs;
+  if (r.has('auth')) {
+    const auth = readAuth(r.raw('auth'));
+    if (typeof auth === 'string') r.problem('auth', auth);
+    else settings.auth = auth;
+  }
+  if (r.has('staticHeaders')) {
+    const headers = r.raw('staticHeaders');
+    if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) r.problem('staticHeaders', 'must be an object of name to value');
+    else {
+      const out: Record<string, string> = {};
+      for (const [name, value] of Object.entries(headers)) {
+        if (!HEADER_NAME.test(name)) r.problem(`staticHeaders.${name}`, 'is not a valid header name');
+        else if (NOT_STATIC.has(name.toLowerCase())) r.problem(`staticHeaders.${name}`, 'cannot be a static header (reference §6 rule 2)');
+        else if (typeof value !== 'string' || /[\r\n\0]/.test(value)) r.problem(`staticHeaders.${name}`, 'must be a string without CR, LF or NUL');
+        else out[name] = value;
+      }
+      settings.staticHeaders = out;
+    }
+  }
+  const groupKeyHeader = r.string('groupKeyHeader', { pattern: HEADER_NAME });
+  if (groupKeyHeader) settings.groupKeyHeader = groupKeyHeader;
+  if (r.has('retryPolicy')) r.problem('retryPolicy', 'is not configurable yet');
+  r.done();
+  return { url, settings };
+}
+
+function readAuth(v: unknown): TargetAuth | string {
+  if (typeof v !== 'object' || v === null) return 'must be an object with a mode';
+  const a = v as Record<string, unknown>;
+  const str = (k: string) => typeof a[k] === 'string' && (a[k] as string).length > 0;
+  switch (a.mode) {
+    case 'none':
+      return { mode: 'none' };
+    case 'bearer':
+      return str('token') ? { mode: 'bearer', token: a.token as string } : 'bearer needs token';
+    case 'basic':
+      return str('username') && typeof a.password === 'string'
+        ? { mode: 'basic', username: a.username as string, password: a.password as string }
+        : 'basic needs username and password';
+    case 'oauth2':
+      return str('tokenUrl') && str('clientId') && str('clientSecret')
+        ? { mode: 'oauth2', tokenUrl: a.tokenUrl as string, clientId: a.clientId as string, clientSecret: a.clientSecret as string, ...(str('scope') ? { scope: a.scope as string } : {}) }
+        : 'oauth2 needs tokenUrl, clientId and clientSecret';
+    default:
+      return 'mode must be none, bearer, basic or oauth2';
+  }
+}
+
+function queueJson(ws: WorkspaceRow, row: QueueRow) {
+  return {
+    publicId: row.publicId,
+    name: row.name,
+    tenantPublicId: ws.publicId,
+    ...withQueueDefaults(row.settings),
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** Secrets are write-only: responses say which auth mode is set, never its secret. */
+function targetJson(row: TargetRow, defaultTimeoutMs: number) {
+  const auth = row.settings.auth ?? { mode: 'none' as const };
+  return {
+    publicId: row.publicId,
+    name: row.name,
+    url: row.url,
+    auth: auth.mode === 'basic' ? { mode: 'basic', username: auth.username }
+      : auth.mode === 'oauth2' ? { mode: 'oauth2', tokenUrl: auth.tokenUrl, clientId: auth.clientId, ...(auth.scope ? { scope: auth.scope } : {}) }
+      : { mode: auth.mode },
+    staticHeaders: row.settings.staticHeaders ?? {},
+    timeoutMs: row.settings.timeoutMs ?? defaultTimeoutMs,
+    groupKeyHeader: row.settings.groupKeyHeader ?? null,
+    disabled: row.disabledAt !== null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}

@@ -1,0 +1,101 @@
+import { ServiceError, type FieldProblem } from '../errors.js';
+import type { Exchange } from '../http/exchange.js';
+
+/** Reads a management request body as a JSON object (415 / 400 otherwise). */
+export async function readJsonObject(exchange: Exchange): Promise<Record<string, unknown>> {
+  const body = await exchange.body;
+  if (body.length === 0) return {};
+  const type = exchange.headers['content-type'] ?? '';
+  if (!/^application\/(.+\+)?json\b/i.test(type)) throw new ServiceError('unsupported_media_type');
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new ServiceError('validation_failed', 'The body is not valid JSON.', [{ field: '(body)', problem: 'not valid JSON' }]);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ServiceError('validation_failed', 'The body must be a JSON object.', [{ field: '(body)', problem: 'must be an object' }]);
+  }
+  return value as Record<string, unknown>;
+}
+
+/**
+ * Collects field problems while reading a body, then throws one
+ * validation_failed naming every bad field at once.
+ */
+export class FieldReader {
+  readonly problems: FieldProblem[] = [];
+
+  constructor(private readonly body: Record<string, unknown>, allowed: readonly string[]) {
+    for (const key of Object.keys(body)) if (!allowed.includes(key)) this.problems.push({ field: key, problem: 'unknown field' });
+  }
+
+  has(field: string): boolean {
+    return this.body[field] !== undefined;
+  }
+
+  raw(field: string): unknown {
+    return this.body[field];
+  }
+
+  string(field: string, opts: { required?: boolean; max?: number; pattern?: RegExp } = {}): string | undefined {
+    const v = this.body[field];
+    if (v === undefined || v === null) {
+      if (opts.required) this.problems.push({ field, problem: 'is required' });
+      return undefined;
+    }
+    if (typeof v !== 'string') return this.bad(field, 'must be a string');
+    if (opts.max !== undefined && v.length > opts.max) return this.bad(field, `must be at most ${opts.max} characters`);
+    if (opts.pattern && !opts.pattern.test(v)) return this.bad(field, 'has an invalid format');
+    return v;
+  }
+
+  boolean(field: string, opts: { required?: boolean } = {}): boolean | undefined {
+    const v = this.body[field];
+    if (v === undefined || v === null) {
+      if (opts.required) this.problems.push({ field, problem: 'is required' });
+      return undefined;
+    }
+    if (typeof v !== 'boolean') return this.bad(field, 'must be true or false');
+    return v;
+  }
+
+  integer(field: string, min: number, max: number): number | undefined {
+    const v = this.body[field];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) return this.bad(field, `must be an integer from ${min} to ${max}`);
+    return v;
+  }
+
+  oneOf<T extends string>(field: string, values: readonly T[]): T | undefined {
+    const v = this.body[field];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'string' || !values.includes(v as T)) return this.bad(field, `must be one of ${values.join(', ')}`);
+    return v as T;
+  }
+
+  stringList(field: string, opts: { max?: number } = {}): string[] | undefined {
+    const v = this.body[field];
+    if (v === undefined || v === null) return undefined;
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) return this.bad(field, 'must be a list of strings');
+    if (opts.max !== undefined && v.length > opts.max) return this.bad(field, `must have at most ${opts.max} items`);
+    return v as string[];
+  }
+
+  problem(field: string, problem: string): void {
+    this.problems.push({ field, problem });
+  }
+
+  private bad(field: string, problem: string): undefined {
+    this.problems.push({ field, problem });
+    return undefined;
+  }
+
+  /** Throws validation_failed naming every problem found so far. */
+  done(): void {
+    if (this.problems.length > 0) {
+      const summary = this.problems.map((p) => `${p.field} ${p.problem}`).join('; ');
+      throw new ServiceError('validation_failed', `The request is not valid: ${summary}.`, this.problems);
+    }
+  }
+}

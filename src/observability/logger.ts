@@ -1,0 +1,21 @@
+import pino, { type Logger } from 'pino';
+
+export type { Logger };
+
+/**
+ * The process logger. Credentials never reach it: the redact paths cover the
+ * headers and fields that carry secrets, in case a caller logs a request.
+ */
+export function createLogger(level: string, name = 'streamgate'): Logger {
+  return pino({
+    name,
+    level,
+    redact: {
+      paths: [
+        'headers["x-api-key"]', 'headers.authorization', 'headers["x-service-signature"]',
+        'secret', '*.secret', 'password', '*.password', 'token', '*.token', 'clientSecret', '*.clientSecret',
+      ],
+      censor: '[redacted]',
+    },
+  });
+}

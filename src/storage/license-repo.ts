@@ -1,0 +1,43 @@
+import type { Sql } from './db.js';
+import { newId } from '../ids.js';
+import { generateApiKey, type KeyProfile } from '../auth/api-key.js';
+
+export interface CreatedKey {
+  keyId: string;
+  wire: string;
+}
+
+/** Licenses, workspaces and API keys: the ownership side of the schema. */
+export class LicenseRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async createLicense(email: string): Promise<{ id: string; publicId: string }> {
+    const publicId = newId('lic');
+    const [row] = await this.sql<{ id: string }[]>`
+      INSERT INTO licenses (public_id, email) VALUES (${publicId}, ${email}) RETURNING id`;
+    return { id: row!.id, publicId };
+  }
+
+  async createWorkspace(licenseId: string, name: string): Promise<{ id: string; publicId: string }> {
+    const publicId = newId('ten');
+    const [row] = await this.sql<{ id: string }[]>`
+      INSERT INTO workspaces (public_id, license_id, name) VALUES (${publicId}, ${licenseId}, ${name}) RETURNING id`;
+    return { id: row!.id, publicId };
+  }
+
+  /** Creates a key; the returned wire form is the only time the secret exists outside the caller. */
+  async createKey(opts: {
+    licenseId: string;
+    workspaceId: string | null;
+    profile: KeyProfile;
+    name?: string;
+    queueScopes?: string[] | null;
+  }): Promise<CreatedKey> {
+    const key = generateApiKey();
+    await this.sql`
+      INSERT INTO api_keys (key_id, license_id, workspace_id, profile, secret_hash, queue_scopes, name)
+      VALUES (${key.keyId}, ${opts.licenseId}, ${opts.workspaceId}, ${opts.profile}, ${key.secretHash},
+              ${opts.queueScopes ?? null}, ${opts.name ?? null})`;
+    return { keyId: key.keyId, wire: key.wire };
+  }
+}

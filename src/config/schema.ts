@@ -25,6 +25,8 @@ export interface Config {
     partitions: number;
     replicationFactor: number;
     groupId: string;
+    sessionTimeoutMs: number;
+    heartbeatIntervalMs: number;
     producer: { lingerMs: number; maxBatch: number; maxInFlight: number };
   };
   ingress: { keyMaxBytes: number; cacheTtlMs: number };
@@ -75,6 +77,8 @@ export const schema: SchemaNode = obj({
     partitions: int(1, 10_000),
     replicationFactor: int(1, 32),
     groupId: str(/^[\w.-]+$/),
+    sessionTimeoutMs: int(6_000, 300_000),
+    heartbeatIntervalMs: int(100, 60_000),
     producer: obj({ lingerMs: int(0, 1000), maxBatch: int(1, 100_000), maxInFlight: int(1, 64) }),
   }),
   ingress: obj({ keyMaxBytes: int(1, 65_536), cacheTtlMs: int(0, 3_600_000) }),

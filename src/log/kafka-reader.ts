@@ -26,8 +26,9 @@ export class KafkaReader implements EventLogReader {
   ) {
     this.consumer = kafka.consumer({
       groupId: settings.groupId,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
+      sessionTimeout: settings.sessionTimeoutMs,
+      heartbeatInterval: settings.heartbeatIntervalMs,
+      rebalanceTimeout: Math.max(settings.sessionTimeoutMs * 2, 20_000),
       maxWaitTimeInMs: 100,
       allowAutoTopicCreation: false,
     });

@@ -107,7 +107,7 @@ export class PartitionActor implements PartitionHandler {
   private async process(record: EventRecord): Promise<boolean> {
     let targets;
     try {
-      targets = await this.routes.targetsFor(record.queueId);
+      targets = await this.routes.targetsFor(record);
     } catch (err) {
       // The database is unreachable: keep the record and try again shortly.
       this.log.warn({ err: (err as Error).message }, 'route lookup failed, will retry');

@@ -24,7 +24,7 @@ export class TtlCache<V> {
   }
 
   set(key: string, value: V): void {
-    if (this.entries.size >= this.maxEntries) {
+    if (!this.entries.has(key) && this.entries.size >= this.maxEntries) {
       // Maps iterate in insertion order: drop the oldest entry.
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);
@@ -41,13 +41,13 @@ export class TtlCache<V> {
     const startedAt = this.epoch;
     const promise = load().then(
       (value) => {
-        this.loading.delete(key);
+        if (this.loading.get(key) === promise) this.loading.delete(key);
         // A clear() while loading means the value may predate a write: don't keep it.
         if (startedAt === this.epoch) this.set(key, value);
         return value;
       },
       (err: unknown) => {
-        this.loading.delete(key);
+        if (this.loading.get(key) === promise) this.loading.delete(key);
         throw err;
       },
     );

@@ -54,7 +54,10 @@ function fromEnv(env: Env): Plain {
     node[keys[keys.length - 1]!] = value;
   };
   const list = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean);
-  if (env.PORT !== undefined) set('server.port', Number(env.PORT));
+  // Only plain decimal digits are a port; anything else is kept as text so
+  // validation names it instead of Number() turning '' into 0 or '0x1f90' into 8080.
+  const integer = (v: string) => (/^\d+$/.test(v.trim()) ? Number(v.trim()) : v);
+  if (env.PORT !== undefined && env.PORT !== '') set('server.port', integer(env.PORT));
   if (env.DATABASE_URL) set('database.url', env.DATABASE_URL);
   if (env.REDIS_URL) set('redis.url', env.REDIS_URL);
   if (env.KAFKA_BROKERS) set('kafka.brokers', list(env.KAFKA_BROKERS));

@@ -46,6 +46,7 @@ export interface Config {
 
 type Leaf =
   | { kind: 'int'; min: number; max: number }
+  | { kind: 'cidr' }
   | { kind: 'string'; pattern?: RegExp }
   | { kind: 'enum'; values: readonly string[] }
   | { kind: 'list'; item: Leaf; minItems?: number };
@@ -57,7 +58,6 @@ const int = (min: number, max: number): Leaf => ({ kind: 'int', min, max });
 const str = (pattern?: RegExp): Leaf => (pattern ? { kind: 'string', pattern } : { kind: 'string' });
 const obj = (fields: Record<string, SchemaNode>): SchemaNode => ({ kind: 'object', fields });
 const HOST_PORT = /^[^\s:,]+:\d{1,5}$/;
-const CIDR = /^[0-9a-fA-F:.]+\/\d{1,3}$/;
 
 export const schema: SchemaNode = obj({
   roles: { kind: 'list', item: { kind: 'enum', values: ROLES }, minItems: 1 },
@@ -83,7 +83,7 @@ export const schema: SchemaNode = obj({
   }),
   ingress: obj({ keyMaxBytes: int(1, 65_536), cacheTtlMs: int(0, 3_600_000) }),
   delivery: obj({
-    allowNetworks: { kind: 'list', item: str(CIDR) },
+    allowNetworks: { kind: 'list', item: { kind: 'cidr' } },
     timeoutMs: int(100, 600_000),
     maxResponseBytes: int(0, 16 * 1024 * 1024),
     maxPendingPerPartition: int(1, 10_000_000),

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { SchemaNode } from './schema.js';
 
 /** Checks `value` against `node`; returns one message per bad path (empty when valid). */
@@ -25,6 +26,12 @@ export function validateAgainst(node: SchemaNode, value: unknown, path = ''): st
       if (typeof value !== 'string') return [`${at}: must be a string`];
       if (node.pattern && !node.pattern.test(value)) return [`${at}: ${JSON.stringify(value)} is not valid`];
       return [];
+    case 'cidr': {
+      const m = typeof value === 'string' ? /^([^/]+)\/(\d{1,3})$/.exec(value) : null;
+      const family = m ? isIP(m[1]!) : 0;
+      if (!m || family === 0 || Number(m[2]) > (family === 4 ? 32 : 128)) return [`${at}: ${JSON.stringify(value)} is not a CIDR such as 127.0.0.0/8`];
+      return [];
+    }
     case 'enum':
       return typeof value === 'string' && node.values.includes(value)
         ? []

@@ -32,6 +32,9 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   const raw = Array.isArray(value) ? value[0] : value;
   if (!raw) return null;
   if (/^\d+$/.test(raw.trim())) return Number(raw.trim()) * 1000;
+  // An HTTP-date names its zone (RFC 9110 §5.6.7); Date.parse alone would
+  // also take things like "1.5" or "-1" as dates.
+  if (!/[A-Za-z]{3}.*\d{2}:\d{2}:\d{2}/.test(raw)) return null;
   const at = Date.parse(raw);
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }

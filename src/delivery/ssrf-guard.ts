@@ -89,16 +89,39 @@ function resolveAll(host: string): Promise<string[]> {
   });
 }
 
-/** The IPv4 address inside an IPv4-mapped or NAT64 IPv6 address, if any. */
+/**
+ * The IPv4 address inside an IPv6 address that carries one, however it is
+ * spelled: IPv4-mapped (::ffff:0:0/96), IPv4-compatible (::/96), NAT64
+ * (64:ff9b::/96) and 6to4 (2002::/16). Such an address reaches the embedded
+ * IPv4 host, so it must be judged as that host.
+ */
 function embeddedV4(address: string): string | null {
-  const lower = address.toLowerCase();
-  const mapped = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (mapped) return mapped[1]!;
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (hex) {
-    const hi = parseInt(hex[1]!, 16);
-    const lo = parseInt(hex[2]!, 16);
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  }
+  const h = expandV6(address);
+  if (!h) return null;
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const zeros = (from: number, to: number) => h.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && (h[5] === 0xffff || h[5] === 0) && !(h[5] === 0 && h[6] === 0)) return v4(h[6]!, h[7]!);
+  if (zeros(0, 4) && h[4] === 0xffff && h[5] === 0) return v4(h[6]!, h[7]!); // IPv4-translated (SIIT)
+  if (h[0] === 0x64 && h[1] === 0xff9b && zeros(2, 6)) return v4(h[6]!, h[7]!);
+  if (h[0] === 0x2002) return v4(h[1]!, h[2]!);
   return null;
+}
+
+/** The eight 16-bit groups of an IPv6 address (dotted IPv4 tail allowed), or null. */
+function expandV6(address: string): number[] | null {
+  let text = address.toLowerCase().split('%')[0]!;
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = text.slice(0, dotted.index) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return null;
+  const parse = (part: string) => (part === '' ? [] : part.split(':').map((x) => parseInt(x, 16)));
+  const head = parse(halves[0]!);
+  const tail = halves.length === 2 ? parse(halves[1]!) : [];
+  const fill = 8 - head.length - tail.length;
+  if (halves.length === 1 ? head.length !== 8 : fill < 0) return null;
+  const groups = [...head, ...Array<number>(Math.max(0, fill)).fill(0), ...tail];
+  return groups.some((g) => Number.isNaN(g)) ? null : groups;
 }

@@ -17,16 +17,19 @@ export function checkContextValue(field: ContextField, value: string, maxBytes: 
   const name = field === 'event_type' ? 'context_event_type_key' : `context_${field}_key`;
   if (CONTROL.test(value)) throw new ServiceError(`${name}_invalid` as ErrorCode);
   if (Buffer.byteLength(value) > maxBytes) {
-    throw new ServiceError(`${name}_too_long` as ErrorCode, `The ${field.replace('_', ' ')} is over the limit of ${maxBytes} bytes.`);
+    const label = field === 'event_type' ? 'event type' : `${field} key`;
+    throw new ServiceError(`${name}_too_long` as ErrorCode, `The ${label} is over the limit of ${maxBytes} bytes.`);
   }
 }
 
 /** Reads the context from the default headers (contract §4). */
 export function contextFromHeaders(headers: Readonly<Record<string, string>>, maxBytes: number): EventContext {
+  // An empty header carries no key: it counts as absent (and fails a required group key).
+  const read = (name: string) => headers[name] || null;
   const ctx: EventContext = {
-    eventType: headers['x-service-event-type'] ?? null,
-    groupKey: headers['x-service-group-key'] ?? null,
-    partitionKey: headers['x-service-partition-key'] ?? null,
+    eventType: read('x-service-event-type'),
+    groupKey: read('x-service-group-key'),
+    partitionKey: read('x-service-partition-key'),
   };
   if (ctx.eventType !== null) checkContextValue('event_type', ctx.eventType, maxBytes);
   if (ctx.groupKey !== null) checkContextValue('group', ctx.groupKey, maxBytes);

@@ -1,4 +1,5 @@
 import { TtlCache } from '../cache/ttl-cache.js';
+import type { EventRecord } from '../log/event-record.js';
 import type { TopologyRepo } from '../storage/topology-repo.js';
 import { withTargetDefaults, type TargetSettings } from './target-settings.js';
 
@@ -28,7 +29,12 @@ export class RouteTable {
     this.cache = new TtlCache(ttlMs);
   }
 
-  targetsFor(queueId: string): Promise<RouteTarget[]> {
+  /** The targets one event goes to. */
+  targetsFor(record: Pick<EventRecord, 'queueId'>): Promise<RouteTarget[]> {
+    return this.queueTargets(record.queueId);
+  }
+
+  private queueTargets(queueId: string): Promise<RouteTarget[]> {
     return this.cache.getOrLoad(queueId, async () =>
       (await this.repo.targetsOfQueue(queueId)).map((t) => ({
         id: t.id,

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
 import postgres from 'postgres';
 import type { Test } from 'tap';
 
@@ -40,9 +41,22 @@ export interface Backends {
 
 export async function freshBackends(t: Test): Promise<Backends> {
   const suffix = uniqueSuffix();
+  const topic = `sg-test-${suffix}`;
+  // Registered first, so it runs last: after the nodes using the topic stopped.
+  t.teardown(async () => {
+    const admin = new Kafka({ brokers: KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      await admin.deleteTopics({ topics: [topic] });
+    } catch {
+      // never created (a test that failed early): nothing to remove
+    } finally {
+      await admin.disconnect();
+    }
+  });
   return {
     databaseUrl: await freshDatabase(t),
-    topic: `sg-test-${suffix}`,
+    topic,
     groupId: `sg-test-${suffix}`,
     redisPrefix: `sgtest:${suffix}:`,
   };

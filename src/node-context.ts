@@ -1,0 +1,35 @@
+import type { Kafka } from 'kafkajs';
+import type { Redis } from 'ioredis';
+import type { Config } from './config/schema.js';
+import type { Logger } from './observability/logger.js';
+import type { Sql } from './storage/db.js';
+import type { InvalidationBus } from './cache/invalidation-bus.js';
+import type { KeyAuthenticator } from './auth/key-authenticator.js';
+import type { Router } from './http/router.js';
+import type { TopologyRepo } from './storage/topology-repo.js';
+import type { SsrfGuard } from './delivery/ssrf-guard.js';
+import type { RouteTable } from './routing/route-table.js';
+
+/**
+ * What every role of a process shares: configuration, the backends, the
+ * caches that management writes invalidate, and the HTTP router.
+ */
+export interface NodeContext {
+  config: Readonly<Config>;
+  log: Logger;
+  sql: Sql;
+  redis: Redis;
+  bus: InvalidationBus;
+  kafka: Kafka;
+  router: Router;
+  topology: TopologyRepo;
+  keys: KeyAuthenticator;
+  routes: RouteTable;
+  guard: SsrfGuard;
+}
+
+/** A started role: how to let it finish its in-flight work before the process exits. */
+export interface RoleHandle {
+  /** Finishes in-flight work until `deadline` (epoch ms), then releases resources. */
+  drain(deadline: number): Promise<void>;
+}

@@ -1,0 +1,136 @@
+import t from 'tap';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig } from '../../../src/config/load-config.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'streamgate-config-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+function yamlFile(text: string): string {
+  const file = join(dir, `config-${n++}.yaml`);
+  writeFileSync(file, text);
+  return file;
+}
+
+/** What loadConfig throws for `env`, or null when it loads. */
+function thrownBy(env: Record<string, string>): unknown {
+  try {
+    loadConfig(env);
+    return null;
+  } catch (err) {
+    return err;
+  }
+}
+
+t.test('defaults load with the documented values (contract §1a)', async (t) => {
+  const cfg = loadConfig({});
+  t.equal(cfg.server.port, 8080);
+  t.same(cfg.roles, ['ingress', 'delivery', 'management']);
+  t.same(cfg.delivery.allowNetworks, [], 'no SSRF exceptions by default');
+  t.equal(cfg.delivery.timeoutMs, 10_000, 'target timeoutMs default 10 000 (contract §4)');
+  t.equal(cfg.delivery.maxResponseBytes, 64 * 1024, 'reads at most 64 KiB (contract §7)');
+  t.equal(cfg.ingress.keyMaxBytes, 255, 'key limit 255 bytes (contract §4)');
+  t.match(cfg.database.url, /^postgres(ql)?:\/\//);
+  t.match(cfg.redis.url, /^rediss?:\/\//);
+  t.ok(cfg.kafka.brokers.length >= 1);
+});
+
+t.test('the loaded config is deeply frozen', async (t) => {
+  const cfg = loadConfig({});
+  t.ok(Object.isFrozen(cfg));
+  t.ok(Object.isFrozen(cfg.server));
+  t.ok(Object.isFrozen(cfg.kafka.producer), 'nested object');
+  t.ok(Object.isFrozen(cfg.kafka.brokers), 'list');
+  t.ok(Object.isFrozen(cfg.roles));
+  t.throws(() => {
+    (cfg.server as { port: number }).port = 1;
+  }, TypeError);
+  t.throws(() => (cfg.kafka.brokers as string[]).push('x:1'), TypeError);
+  t.equal(loadConfig({}).server.port, 8080, 'a later load is unaffected');
+});
+
+t.test('environment overrides', async (t) => {
+  const cfg = loadConfig({
+    PORT: '9090',
+    DATABASE_URL: 'postgresql://u:p@db.example:5433/sg',
+    REDIS_URL: 'rediss://cache.example:6380',
+    KAFKA_BROKERS: 'k1:9092, k2:9093,k3:9094',
+    STREAMGATE_ALLOW_NETWORKS: '127.0.0.0/8,::1/128',
+    LOG_LEVEL: 'debug',
+  });
+  t.equal(cfg.server.port, 9090);
+  t.equal(cfg.database.url, 'postgresql://u:p@db.example:5433/sg');
+  t.equal(cfg.redis.url, 'rediss://cache.example:6380');
+  t.same(cfg.kafka.brokers, ['k1:9092', 'k2:9093', 'k3:9094'], 'comma-separated, trimmed');
+  t.same(cfg.delivery.allowNetworks, ['127.0.0.0/8', '::1/128']);
+  t.equal(cfg.log.level, 'debug');
+  t.equal(cfg.server.host, loadConfig({}).server.host, 'untouched keys keep their defaults');
+});
+
+t.test('STREAMGATE_CONFIG file merges over the defaults', async (t) => {
+  const file = yamlFile('server:\n  port: 7000\nkafka:\n  producer:\n    lingerMs: 9\nlog:\n  level: warn\n');
+  const cfg = loadConfig({ STREAMGATE_CONFIG: file });
+  t.equal(cfg.server.port, 7000);
+  t.equal(cfg.kafka.producer.lingerMs, 9);
+  t.equal(cfg.log.level, 'warn');
+  const defaults = loadConfig({});
+  t.equal(cfg.server.maxBodyBytes, defaults.server.maxBodyBytes, 'siblings in a merged section keep defaults');
+  t.equal(cfg.kafka.producer.maxBatch, defaults.kafka.producer.maxBatch, 'deeply nested siblings too');
+});
+
+t.test('the environment wins over the file', async (t) => {
+  const file = yamlFile('server:\n  port: 7000\nlog:\n  level: warn\nkafka:\n  brokers: ["f1:1"]\n');
+  const cfg = loadConfig({ STREAMGATE_CONFIG: file, PORT: '7001', LOG_LEVEL: 'error', KAFKA_BROKERS: 'e1:2' });
+  t.equal(cfg.server.port, 7001);
+  t.equal(cfg.log.level, 'error');
+  t.same(cfg.kafka.brokers, ['e1:2']);
+});
+
+t.test('an empty config file changes nothing', async (t) => {
+  t.same(loadConfig({ STREAMGATE_CONFIG: yamlFile('# only a comment\n') }), loadConfig({}));
+});
+
+t.test('bad values throw ConfigError naming the key path', async (t) => {
+  const cases: Array<[Record<string, string>, string]> = [
+    [{ PORT: 'abc' }, 'server.port'],
+    [{ PORT: '70000' }, 'server.port'],
+    [{ PORT: '-1' }, 'server.port'],
+    [{ LOG_LEVEL: 'loud' }, 'log.level'],
+    [{ KAFKA_BROKERS: 'nohostport' }, 'kafka.brokers'],
+    [{ KAFKA_BROKERS: 'ok:9092,nohostport' }, 'kafka.brokers'],
+    [{ DATABASE_URL: 'mysql://db/x' }, 'database.url'],
+    [{ REDIS_URL: 'http://cache' }, 'redis.url'],
+    [{ STREAMGATE_ALLOW_NETWORKS: 'everything' }, 'delivery.allowNetworks'],
+    [{ STREAMGATE_CONFIG: yamlFile('bogus: 1\n') }, 'bogus'],
+    [{ STREAMGATE_CONFIG: yamlFile('server:\n  prot: 8080\n') }, 'server.prot'],
+    [{ STREAMGATE_CONFIG: yamlFile('server:\n  port: "8080"\n') }, 'server.port'],
+    [{ STREAMGATE_CONFIG: yamlFile('roles: []\n') }, 'roles'],
+    [{ STREAMGATE_CONFIG: yamlFile('roles: [ingress, frontend]\n') }, 'roles'],
+    [{ STREAMGATE_CONFIG: yamlFile('server: 8080\n') }, 'server'],
+  ];
+  for (const [env, path] of cases) {
+    const err = thrownBy(env);
+    t.type(err, ConfigError, `${JSON.stringify(env)} → ConfigError`);
+    t.ok(err instanceof ConfigError && err.message.includes(path), `message names ${path}: ${String(err)}`);
+  }
+});
+
+t.test('every problem is reported at once', async (t) => {
+  const err = thrownBy({ PORT: 'abc', LOG_LEVEL: 'loud' });
+  if (!(err instanceof ConfigError)) return t.fail(`expected a ConfigError, got ${String(err)}`);
+  t.ok(err.message.includes('server.port'));
+  t.ok(err.message.includes('log.level'));
+  t.ok(err.problems.length >= 2);
+});
+
+t.test('an unreadable or malformed config file is a ConfigError', async (t) => {
+  t.type(thrownBy({ STREAMGATE_CONFIG: join(dir, 'does-not-exist.yaml') }), ConfigError, 'missing file');
+  t.type(thrownBy({ STREAMGATE_CONFIG: yamlFile('- just\n- a list\n') }), ConfigError, 'top level is a list');
+});
+
+t.test('overrides (CLI flags) win over everything', async (t) => {
+  const cfg = loadConfig({ PORT: '9000' }, { server: { port: 9001 }, roles: ['delivery'] });
+  t.equal(cfg.server.port, 9001);
+  t.same(cfg.roles, ['delivery']);
+});

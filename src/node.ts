@@ -8,11 +8,12 @@ import { KeyRepo } from './storage/key-repo.js';
 import { TopologyRepo } from './storage/topology-repo.js';
 import { InvalidationBus } from './cache/invalidation-bus.js';
 import { KeyAuthenticator } from './auth/key-authenticator.js';
-import { Router } from './http/router.js';
+import { Router, type RouteInfo } from './http/router.js';
 import { createKafka, ensureTopic } from './log/kafka-client.js';
 import { RouteTable } from './routing/route-table.js';
 import { SsrfGuard } from './delivery/ssrf-guard.js';
 import { subscribeLogging } from './observability/log-subscriber.js';
+import { openApiJson } from './management/openapi.js';
 import type { NodeContext, RoleHandle } from './node-context.js';
 import { startIngressRole } from './ingress/ingress-role.js';
 import { startDeliveryRole } from './actors/delivery-role.js';
@@ -22,6 +23,8 @@ import { startManagementRole } from './management/management-role.js';
 export interface RunningNode {
   port: number;
   roles: readonly Role[];
+  /** The HTTP routes this process serves (for the OpenAPI check). */
+  routes: readonly RouteInfo[];
   stop(): Promise<void>;
 }
 
@@ -90,6 +93,10 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
 
     let ready = false;
     ctx.router.add('get', '/healthz', { maxBodyBytes: 0 }, (ex) => ex.sendJson(200, { status: 'ok' }));
+    const openapi = openApiJson();
+    ctx.router.add('get', '/openapi.json', { maxBodyBytes: 0 }, (ex) =>
+      ex.send(200, openapi, { 'content-type': 'application/json' }),
+    );
     ctx.router.add('get', '/readyz', { maxBodyBytes: 0 }, (ex) =>
       ready ? ex.sendJson(200, { status: 'ready', roles: config.roles }) : ex.sendJson(503, { status: 'starting' }),
     );
@@ -123,6 +130,7 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
     return {
       port,
       roles: [...config.roles],
+      routes: ctx.router.routes,
       stop: () => {
         stopping ??= (async () => {
           ready = false;

@@ -33,6 +33,8 @@ export class Deliverer {
       const outcome = classify(result, target.settings.retryPolicy?.retryableStatuses);
       if (attemptChannel.hasSubscribers) {
         const message: AttemptMessage = {
+          record,
+          target,
           eventId: record.id,
           targetPublicId: target.publicId,
           attempt,

@@ -24,6 +24,18 @@ export interface EventRecord {
   /** X-Service-Path as received (the hops before this service). */
   path: string | null;
   body: Buffer;
+  /**
+   * Mapped headers lifted at accept (reference §6), as [name, value] pairs in
+   * the queue's configured order; sent unchanged on every attempt.
+   */
+  mappedHeaders?: Array<[string, string]>;
+  /**
+   * Set when the event arrived through a `payments` queue whose Payments-Signature
+   * was verified while recalculation was on: delivery may re-sign these bytes.
+   */
+  paymentsRecalc?: boolean;
+  /** Sandbox route only (contract §6): deliveries are simulated, nothing leaves. */
+  sandbox?: { failCode: number | null; failCount: number; runId: string | null };
 }
 
 // Plain maps (no shared record structures): any process can decode any record

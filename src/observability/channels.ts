@@ -1,4 +1,6 @@
 import diagnostics_channel from 'node:diagnostics_channel';
+import type { EventRecord } from '../log/event-record.js';
+import type { RouteTarget } from '../routing/route-table.js';
 
 /**
  * The data path publishes what happens here; logging and metrics subscribe.
@@ -6,6 +8,9 @@ import diagnostics_channel from 'node:diagnostics_channel';
  * hot path carries no logging calls of its own.
  */
 export interface AttemptMessage {
+  /** The event and the target of the attempt (references, not copies: read, don't keep). */
+  record: EventRecord;
+  target: RouteTarget;
   eventId: string;
   targetPublicId: string;
   attempt: number;

@@ -9,7 +9,7 @@ export function subscribeLogging(log: Logger): void {
   subscribed = true;
   const delivery = log.child({ component: 'delivery' });
   attemptChannel.subscribe((message) => {
-    const m = message as AttemptMessage;
+    const { record: _record, target: _target, ...m } = message as AttemptMessage;
     if (m.outcome === 'retry') delivery.debug(m, 'delivery attempt failed, will retry');
     else if (m.outcome === 'failed') delivery.warn(m, 'delivery failed');
   });

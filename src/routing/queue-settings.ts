@@ -1,28 +1,59 @@
 /**
- * A queue's settings (contract §4), stored as JSON on the queue row. The
- * skeleton reads authMode, ingress state and archive flag; later settings
- * (extraction sources, mapped headers, signing) are added here.
+ * A queue's settings (contract §4), stored as JSON on the queue row and read
+ * by ingress (auth, extraction, limits) and delivery (signing, headers).
  */
 export type AuthMode = 'api_key' | 'signed_request' | 'payments';
 export type IngressState = 'accepting' | 'closed';
+export type ValueSource = 'header' | 'query' | 'body';
+
+/** Where a context value or mapped header is read from at accept. */
+export interface SourceRef {
+  source: ValueSource;
+  name: string;
+}
+
+export interface MappedHeader {
+  from: SourceRef;
+  /** The header name it is sent under on delivery. */
+  as: string;
+  required: boolean;
+}
 
 export interface QueueSettings {
   authMode: AuthMode;
   ingress: IngressState;
   archived: boolean;
+  /** Verifies an incoming Payments-Signature on `payments` queues (write-only). */
+  paymentsSecret?: string;
+  /** CIDRs a sender must come from; empty means anyone. */
+  ipAllowlist: string[];
   groupKeyRequired: boolean;
+  /** Extraction sources; unset means the default header (contract §4). */
+  eventType?: SourceRef;
+  groupKey?: SourceRef;
+  partitionKey?: SourceRef;
+  mappedHeaders: MappedHeader[];
+  outboundSigning: 'none' | 'hmac';
+  paymentsSignatureRecalculation: boolean;
   hopBudget: number;
   dedupWindowSeconds: number;
+  /** Public queue (made by PUT /waas/streams): partners may subscribe to it. */
+  public?: boolean;
 }
 
 export const AUTH_MODES: readonly AuthMode[] = ['api_key', 'signed_request', 'payments'];
 export const INGRESS_STATES: readonly IngressState[] = ['accepting', 'closed'];
+export const VALUE_SOURCES: readonly ValueSource[] = ['header', 'query', 'body'];
 
 export const DEFAULT_QUEUE_SETTINGS: Readonly<QueueSettings> = Object.freeze({
   authMode: 'api_key',
   ingress: 'accepting',
   archived: false,
+  ipAllowlist: [],
   groupKeyRequired: false,
+  mappedHeaders: [],
+  outboundSigning: 'none',
+  paymentsSignatureRecalculation: false,
   hopBudget: 10,
   dedupWindowSeconds: 86_400,
 });

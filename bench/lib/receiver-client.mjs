@@ -1,0 +1,40 @@
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { forkChild, waitForMessage } from './children.mjs';
+
+const RECEIVER = fileURLToPath(new URL('../receiver.mjs', import.meta.url));
+
+/** Starts bench/receiver.mjs and returns a small handle to query it over IPC. */
+export async function startReceiver({ bodyBytes }) {
+  const child = forkChild('receiver', RECEIVER, [], { env: { ...process.env, BENCH_BODY_BYTES: String(bodyBytes) } });
+  const { port } = await waitForMessage(child, 'ready');
+  const ask = (type) => {
+    const reply = waitForMessage(child, type, 10_000);
+    child.send({ type });
+    return reply;
+  };
+  return {
+    child,
+    url: `http://127.0.0.1:${port}/hook`,
+    stats: () => ask('stats'),
+    reset: () => ask('reset'),
+    /**
+     * Polls until `unique` reaches `expected` or `timeoutMs` passes. Counting
+     * distinct event ids (not requests) so redeliveries cannot fake completion.
+     */
+    async waitForUnique(expected, timeoutMs, { onProgress } = {}) {
+      const until = Date.now() + timeoutMs;
+      let stats = await ask('stats');
+      let lastReport = Date.now();
+      while (stats.unique < expected && Date.now() < until) {
+        await sleep(100);
+        stats = await ask('stats');
+        if (onProgress && Date.now() - lastReport > 5_000) {
+          lastReport = Date.now();
+          onProgress(stats);
+        }
+      }
+      return { ...stats, complete: stats.unique >= expected };
+    },
+  };
+}

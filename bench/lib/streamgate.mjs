@@ -1,0 +1,68 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { spawnNode } from './children.mjs';
+import { tapLogs } from './log-tap.mjs';
+
+/** The compiled CLI: `npm run bench` builds first, so dist/ matches src/. */
+const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const run = promisify(execFile);
+
+/** `streamgate admin bootstrap --json`: a license, a workspace and its two keys. */
+export async function bootstrapTenant(env) {
+  const { stdout } = await run(process.execPath, [CLI, 'admin', 'bootstrap', '--email', 'bench@example.com', '--json'], {
+    env,
+    timeout: 60_000,
+  });
+  return JSON.parse(stdout.trim().split('\n').pop());
+}
+
+/**
+ * Starts `streamgate start` as a child and resolves once GET /readyz says 200.
+ * Rejects (with the log file's name) if it exits or is not ready in time.
+ */
+export async function startStreamgate({ name, env, port, roles, logFile, nodeArgs = [], timeoutMs = 60_000 }) {
+  // nodeArgs: e.g. ['--cpu-prof'] when digging into a slow phase (not allowed in NODE_OPTIONS).
+  const args = [...nodeArgs, CLI, 'start', ...(roles ? ['--roles', roles.join(',')] : [])];
+  const startedAt = performance.now();
+  const child = spawnNode(name, args, { env: { ...env, PORT: String(port) } });
+  const logs = tapLogs(child, logFile);
+  const base = `http://127.0.0.1:${port}`;
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (child.exitCode !== null || child.signalCode !== null) break;
+    try {
+      const res = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(1_000) });
+      await res.arrayBuffer();
+      if (res.status === 200) return { child, logs, base, readyMs: Math.round(performance.now() - startedAt) };
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${name} did not become ready (exit ${child.exitCode ?? child.signalCode ?? 'none'}); see ${logFile}`);
+}
+
+/**
+ * One queue routed to one target, through the configuration API, as an
+ * operator would do it. Returns the ingress path for that queue.
+ */
+export async function configureRoute({ base, creds, queue, target, targetUrl }) {
+  const headers = {
+    'x-api-key': creds.buildKey,
+    'x-license-publicid': creds.licensePublicId,
+    'content-type': 'application/json',
+  };
+  const tenant = encodeURIComponent(creds.tenantPublicId);
+  const put = async (path, body) => {
+    const res = await fetch(`${base}/v1/tenants/${tenant}${path}`, { method: 'PUT', headers, body });
+    const text = await res.text();
+    if (res.status !== 200 && res.status !== 201) throw new Error(`PUT ${path} answered ${res.status}: ${text}`);
+  };
+  await put(`/queues/${queue}`, '{}');
+  await put(`/targets/${target}`, JSON.stringify({ url: targetUrl }));
+  await put(`/queues/${queue}/targets/${target}`, undefined);
+  return `/events/${tenant}/${queue}`;
+}

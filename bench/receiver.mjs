@@ -1,0 +1,79 @@
+/**
+ * The delivery target: a plain node:http server that answers every POST with
+ * 200 and counts what arrives. It runs in its own process so counting costs
+ * no CPU in the orchestrator's load generator, and so its timestamps are not
+ * delayed by autocannon's event loop.
+ *
+ * IPC protocol (with run.mjs):
+ *   child  -> { type: 'ready', port }
+ *   parent -> { type: 'stats' }   child -> { type: 'stats', ...counters }
+ *   parent -> { type: 'reset' }   child -> { type: 'reset' }
+ * GET /stats answers the same counters as JSON, for poking at by hand.
+ */
+import http from 'node:http';
+
+// Expected body size: a delivered body of another size is not "the exact body".
+const EXPECTED_BYTES = Number(process.env.BENCH_BODY_BYTES ?? 0);
+
+let stats;
+let seen;
+function reset() {
+  seen = new Set();
+  stats = {
+    requests: 0, // POSTs answered, duplicates included
+    unique: 0, // distinct x-service-event-id values
+    duplicates: 0, // same event id delivered again (at-least-once redelivery)
+    missingId: 0, // POSTs without x-service-event-id
+    wrongSize: 0, // body length differs from BENCH_BODY_BYTES
+    bodyBytes: 0,
+    // performance.timeOrigin + now(): wall-clock ms with sub-ms precision, comparable across processes
+    firstAt: null,
+    lastAt: null,
+  };
+}
+reset();
+
+const now = () => performance.timeOrigin + performance.now();
+
+const server = http.createServer((req, res) => {
+  if (req.method === 'GET' && req.url === '/stats') {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(stats));
+    return;
+  }
+  let size = 0;
+  req.on('data', (chunk) => {
+    size += chunk.length;
+  });
+  req.on('end', () => {
+    const at = now();
+    stats.requests++;
+    stats.bodyBytes += size;
+    stats.firstAt ??= at;
+    stats.lastAt = at;
+    if (EXPECTED_BYTES && size !== EXPECTED_BYTES) stats.wrongSize++;
+    const id = req.headers['x-service-event-id'];
+    if (!id) stats.missingId++;
+    else if (seen.has(id)) stats.duplicates++;
+    else {
+      seen.add(id);
+      stats.unique++;
+    }
+    res.writeHead(200, { 'content-length': '0' }).end();
+  });
+});
+// Delivery keeps its sockets alive; make sure we do not close them under it mid-run.
+server.keepAliveTimeout = 30_000;
+
+server.listen(0, '127.0.0.1', () => {
+  process.send?.({ type: 'ready', port: server.address().port });
+});
+
+process.on('message', (msg) => {
+  if (msg?.type === 'stats') process.send({ type: 'stats', ...stats });
+  else if (msg?.type === 'reset') {
+    reset();
+    process.send({ type: 'reset' });
+  }
+});
+process.on('SIGTERM', () => process.exit(0));
+process.on('disconnect', () => process.exit(0));

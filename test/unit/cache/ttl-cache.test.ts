@@ -117,3 +117,29 @@ t.test('a throwing async loader is not cached', async (t) => {
   }), { message: 'boom' });
   t.equal(await c.getOrLoad('k', async () => 7), 7);
 });
+
+t.test('updating an existing key at capacity evicts nothing', async (t) => {
+  const cache = new TtlCache<number>(10_000, 2);
+  cache.set('a', 1);
+  cache.set('b', 2);
+  cache.set('b', 3);
+  t.equal(cache.get('a'), 1);
+  t.equal(cache.get('b'), 3);
+});
+
+t.test('a load started before clear() does not unregister a newer load', async (t) => {
+  const cache = new TtlCache<number>(10_000);
+  const first = deferred<number>();
+  const second = deferred<number>();
+  let calls = 0;
+  const p1 = cache.getOrLoad('k', () => (calls++, first.promise));
+  cache.clear();
+  const p2 = cache.getOrLoad('k', () => (calls++, second.promise));
+  first.resolve(1);
+  await p1;
+  const p3 = cache.getOrLoad('k', () => (calls++, Promise.resolve(99)));
+  second.resolve(2);
+  t.equal(await p2, 2);
+  t.equal(await p3, 2, 'the third caller joined the pending second load');
+  t.equal(calls, 2);
+});

@@ -134,3 +134,14 @@ t.test('overrides (CLI flags) win over everything', async (t) => {
   t.equal(cfg.server.port, 9001);
   t.same(cfg.roles, ['delivery']);
 });
+
+t.test('allowNetworks must be real CIDRs and PORT plain digits', async (t) => {
+  for (const bad of ['10.0.0.0/33', '999.1.1.1/8', 'fe80::/129', '127.0.0.1']) {
+    const err = thrownBy({ STREAMGATE_ALLOW_NETWORKS: bad });
+    t.type(err, ConfigError, bad);
+    t.match((err as Error).message, /delivery\.allowNetworks/, bad);
+  }
+  t.equal(thrownBy({ STREAMGATE_ALLOW_NETWORKS: '10.0.0.0/8,fd00::/8' }), null);
+  t.type(thrownBy({ PORT: '0x1f90' }), ConfigError);
+  t.equal(loadConfig({ PORT: '' }).server.port, 8080, 'an empty PORT means the default');
+});

@@ -89,3 +89,8 @@ t.test('parseRetryAfter', async (t) => {
   t.equal(parseRetryAfter('soon', now), null);
   t.equal(parseRetryAfter('12abc', now), null);
 });
+
+t.test('Retry-After that is neither delay-seconds nor an HTTP-date is ignored', async (t) => {
+  for (const v of ['1.5', '-1', 'soon', '']) t.equal(parseRetryAfter(v), null, JSON.stringify(v));
+  t.equal(parseRetryAfter('Wed, 21 Oct 2015 07:28:00 GMT', Date.parse('Wed, 21 Oct 2015 07:27:00 GMT')), 60_000);
+});

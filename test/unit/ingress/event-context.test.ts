@@ -67,3 +67,17 @@ t.test('checkContextValue honours the configured limit', async (t) => {
   t.equal(codeOf(() => checkContextValue('event_type', 'abcde', 4)), 'context_event_type_key_too_long');
   t.equal(codeOf(() => checkContextValue('partition', 'abcde', 4)), 'context_partition_key_too_long');
 });
+
+t.test('an empty context header counts as absent', async (t) => {
+  const ctx = contextFromHeaders({ 'x-service-group-key': '', 'x-service-partition-key': '', 'x-service-event-type': '' }, LIMIT);
+  t.same(ctx, { eventType: null, groupKey: null, partitionKey: null });
+});
+
+t.test('too-long messages name the key', async (t) => {
+  try {
+    checkContextValue('group', 'x'.repeat(LIMIT + 1), LIMIT);
+    t.fail('should throw');
+  } catch (err) {
+    t.match((err as Error).message, /group key/);
+  }
+});

@@ -4,6 +4,7 @@ import type { Config } from './config/schema.js';
 import type { Logger } from './observability/logger.js';
 import type { Sql } from './storage/db.js';
 import type { InvalidationBus } from './cache/invalidation-bus.js';
+import type { CacheStore } from './cache/cache-store.js';
 import type { KeyAuthenticator } from './auth/key-authenticator.js';
 import type { Router } from './http/router.js';
 import type { TopologyRepo } from './storage/topology-repo.js';
@@ -19,6 +20,8 @@ export interface NodeContext {
   log: Logger;
   sql: Sql;
   redis: Redis;
+  /** The shared cache port (Redis in a cluster, in-process on a single node). */
+  cache: CacheStore;
   bus: InvalidationBus;
   kafka: Kafka;
   router: Router;

@@ -1,5 +1,4 @@
 import uWS from 'uWebSockets.js';
-import { Redis } from 'ioredis';
 import type { Config, Role } from './config/schema.js';
 import type { Logger } from './observability/logger.js';
 import { connectDatabase } from './storage/db.js';
@@ -7,6 +6,7 @@ import { migrate } from './storage/migrate.js';
 import { KeyRepo } from './storage/key-repo.js';
 import { TopologyRepo } from './storage/topology-repo.js';
 import { InvalidationBus } from './cache/invalidation-bus.js';
+import { RedisCacheStore } from './cache/redis-cache-store.js';
 import { KeyAuthenticator } from './auth/key-authenticator.js';
 import { Router, type RouteInfo } from './http/router.js';
 import { createKafka, ensureTopic } from './log/kafka-client.js';
@@ -61,9 +61,10 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
     const applied = await migrate(sql);
     if (applied.length > 0) log.info({ applied }, 'database migrated');
 
-    const redis = new Redis(config.redis.url, { maxRetriesPerRequest: 3, enableAutoPipelining: true });
-    closers.push(() => void redis.disconnect());
-    const bus = new InvalidationBus(redis, config.redis.keyPrefix, log);
+    const cache = new RedisCacheStore(config.redis.url, config.redis.keyPrefix, log);
+    closers.push(() => cache.close());
+    const redis = cache.redis;
+    const bus = new InvalidationBus(cache);
     await bus.start();
     closers.push(() => bus.stop());
 
@@ -77,6 +78,7 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
       log,
       sql,
       redis,
+      cache,
       bus,
       kafka,
       router: new Router(app, log),

@@ -1,35 +1,22 @@
-import { Redis } from 'ioredis';
-import type { Logger } from '../observability/logger.js';
+import type { CacheStore } from './cache-store.js';
+
+const CHANNEL = 'invalidate';
+const VERSION_KEY = 'config:version';
 
 /**
  * Tells every node that configuration changed. A management write bumps a
- * version counter in Redis and publishes it; subscribers drop their in-process
- * caches. Readers that must never act on a stale view (the delivery gate) can
- * also compare `currentVersion()` with the version their cache was built at.
+ * version counter and publishes its scope; subscribers drop their in-process
+ * caches. Readers that must never act on a stale view (the delivery gate)
+ * compare `currentVersion()` with the version their view was built at: the
+ * counter is bumped before the write's response, so it is never behind.
  */
 export class InvalidationBus {
   private readonly listeners = new Set<(scope: string) => void>();
-  private subscriber: Redis | null = null;
 
-  constructor(
-    private readonly redis: Redis,
-    private readonly prefix: string,
-    private readonly log: Logger,
-  ) {}
-
-  private get channel(): string {
-    return `${this.prefix}invalidate`;
-  }
-
-  private get versionKey(): string {
-    return `${this.prefix}config:version`;
-  }
+  constructor(private readonly store: CacheStore) {}
 
   async start(): Promise<void> {
-    this.subscriber = this.redis.duplicate();
-    this.subscriber.on('message', (_channel: string, scope: string) => this.emitLocal(scope));
-    this.subscriber.on('error', (err: Error) => this.log.warn({ err: err.message }, 'invalidation subscriber error'));
-    await this.subscriber.subscribe(this.channel);
+    await this.store.subscribe(CHANNEL, (scope) => this.emitLocal(scope));
   }
 
   onInvalidate(listener: (scope: string) => void): void {
@@ -38,13 +25,13 @@ export class InvalidationBus {
 
   /** Called after a committed write: bumps the version, then notifies every node. */
   async publish(scope: string): Promise<void> {
-    await this.redis.incr(this.versionKey);
+    await this.store.incr(VERSION_KEY);
     this.emitLocal(scope);
-    await this.redis.publish(this.channel, scope);
+    await this.store.publish(CHANNEL, scope);
   }
 
   async currentVersion(): Promise<number> {
-    return Number((await this.redis.get(this.versionKey)) ?? 0);
+    return Number((await this.store.get(VERSION_KEY)) ?? 0);
   }
 
   private emitLocal(scope: string): void {
@@ -52,9 +39,6 @@ export class InvalidationBus {
   }
 
   async stop(): Promise<void> {
-    if (this.subscriber) {
-      this.subscriber.disconnect();
-      this.subscriber = null;
-    }
+    this.listeners.clear();
   }
 }

@@ -91,9 +91,10 @@ export class KafkaReader implements EventLogReader {
   }
 
   async stop(): Promise<void> {
-    await this.consumer.stop();
+    // Revoke first: a batch held back by backpressure lets go, so stop() does not wait on it.
     for (const handler of this.handlers.values()) handler.revoke();
     this.handlers.clear();
+    await this.consumer.stop();
     await this.consumer.disconnect();
   }
 }

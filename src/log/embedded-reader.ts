@@ -1,0 +1,135 @@
+import type { Logger } from '../observability/logger.js';
+import type { EventLogReader, LogEntry, PartitionHandler } from './event-log.js';
+import { decodeEvent } from './event-record.js';
+import type { EmbeddedStore } from './embedded-store.js';
+
+export interface EmbeddedReaderOptions {
+  group: string;
+  batchSize: number;
+  /** Poll interval when idle (appends from this process also wake it at once). */
+  pollMs: number;
+  retentionMs: number;
+}
+
+/**
+ * Consumes every partition of the embedded log on this node (single-node: the
+ * one consumer of its group owns all partitions). Each partition has its own
+ * loop: read a batch from the resume point, hand it to the partition's actor
+ * (which may hold it back: backpressure), move on. Commits record where the
+ * group resumes after a restart; retention deletes committed records older
+ * than `retentionMs`.
+ */
+export class EmbeddedReader implements EventLogReader {
+  private running = false;
+  private paused = false;
+  private readonly wakers = new Map<number, () => void>();
+  private readonly handlers = new Map<number, PartitionHandler>();
+  private loops: Promise<void>[] = [];
+  private unsubscribe: (() => void) | null = null;
+  private retentionTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly store: EmbeddedStore,
+    private readonly options: EmbeddedReaderOptions,
+    private readonly log: Logger,
+  ) {}
+
+  async start(handlerFor: (partition: number) => PartitionHandler): Promise<void> {
+    this.running = true;
+    this.unsubscribe = this.store.onAppend((p) => this.wakers.get(p)?.());
+    for (let p = 0; p < this.store.partitions; p++) {
+      const handler = handlerFor(p);
+      this.handlers.set(p, handler);
+      this.loops.push(this.consume(p, handler));
+    }
+    this.retentionTimer = setInterval(() => this.sweep(), 60_000);
+    this.retentionTimer.unref();
+    this.log.info({ partitions: this.store.partitions }, 'partitions assigned (embedded log)');
+  }
+
+  private async consume(partition: number, handler: PartitionHandler): Promise<void> {
+    let position = this.store.commits.get([this.options.group, partition]) ?? 0;
+    while (this.running) {
+      if (this.paused) {
+        await this.idle(partition);
+        continue;
+      }
+      const entries: LogEntry[] = [];
+      for (const { key, value } of this.store.events.getRange({
+        start: [partition, position],
+        end: [partition, Number.MAX_SAFE_INTEGER],
+        limit: this.options.batchSize,
+      })) {
+        const entry: LogEntry = { partition, offset: BigInt(key[1]), record: null };
+        try {
+          entry.record = decodeEvent(value);
+        } catch (err) {
+          entry.decodeError = (err as Error).message;
+        }
+        entries.push(entry);
+      }
+      if (entries.length === 0) {
+        await this.idle(partition);
+        continue;
+      }
+      try {
+        await handler.deliver(entries, async () => {});
+      } catch (err) {
+        this.log.error({ partition, err: (err as Error).message }, 'partition handler failed; retrying the batch');
+        await this.idle(partition);
+        continue;
+      }
+      position = Number(entries[entries.length - 1]!.offset) + 1;
+    }
+  }
+
+  /** Waits for an append to this partition or the poll interval. */
+  private idle(partition: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, this.options.pollMs);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakers.set(partition, done);
+    });
+  }
+
+  async commit(partition: number, nextOffset: bigint): Promise<void> {
+    await this.store.commits.put([this.options.group, partition], Number(nextOffset));
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  /** Deletes records the group has finished that are older than the retention. */
+  private sweep(): void {
+    const cutoff = Date.now() - this.options.retentionMs;
+    for (let p = 0; p < this.store.partitions; p++) {
+      const committed = this.store.commits.get([this.options.group, p]) ?? 0;
+      for (const { key, value } of this.store.events.getRange({ start: [p, 0], end: [p, committed] })) {
+        let receivedAt = 0;
+        try {
+          receivedAt = decodeEvent(value).receivedAt;
+        } catch {
+          // undecodable and already committed past: remove it
+        }
+        if (receivedAt >= cutoff) break;
+        void this.store.events.remove(key);
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    // Revoke first: a handler holding a batch back (backpressure) lets go.
+    for (const handler of this.handlers.values()) handler.revoke();
+    this.handlers.clear();
+    for (const wake of this.wakers.values()) wake();
+    await Promise.allSettled(this.loops);
+    this.unsubscribe?.();
+    if (this.retentionTimer) clearInterval(this.retentionTimer);
+    await this.store.release();
+  }
+}

@@ -7,9 +7,12 @@ import { connectDatabase } from './storage/db.js';
 import { migrate } from './storage/migrate.js';
 import { bootstrap } from './management/bootstrap.js';
 import { startNode } from './node.js';
+import { applyDeploy } from './deploy/apply-deploy.js';
+import { DeployFileError, readDeployFile } from './deploy/deploy-file.js';
 
 const USAGE = `usage:
   streamgate start [--roles ingress,delivery,management]
+  streamgate deploy FILE
   streamgate migrate
   streamgate admin bootstrap --email EMAIL [--json]`;
 
@@ -20,6 +23,8 @@ async function main(argv: string[]): Promise<number> {
       return start(rest);
     case 'migrate':
       return runMigrate();
+    case 'deploy':
+      return runDeploy(rest);
     case 'admin':
       if (rest[0] === 'bootstrap') return runBootstrap(rest.slice(1));
       break;
@@ -52,6 +57,28 @@ async function start(args: string[]): Promise<number> {
     process.once('SIGINT', () => onSignal('SIGINT'));
   });
   return 0;
+}
+
+async function runDeploy(args: string[]): Promise<number> {
+  const { positionals } = parseArgs({ args, allowPositionals: true, strict: true });
+  if (positionals.length !== 1) {
+    process.stderr.write('deploy needs exactly one FILE\n');
+    return 2;
+  }
+  let file;
+  try {
+    file = readDeployFile(positionals[0]!);
+  } catch (err) {
+    if (!(err instanceof DeployFileError)) throw err;
+    process.stderr.write(`${positionals[0]}:\n  ${err.problems.join('\n  ')}\n`);
+    return 2;
+  }
+  const lines = await applyDeploy(file);
+  for (const line of lines) process.stdout.write(`${line.change.padEnd(9)} ${line.object}${line.detail ? `  ${line.detail}` : ''}\n`);
+  const failed = lines.filter((l) => l.change === 'failed').length;
+  const count = (c: string) => lines.filter((l) => l.change === c).length;
+  process.stdout.write(`${count('created')} created, ${count('changed')} changed, ${count('unchanged')} unchanged, ${failed} failed\n`);
+  return failed > 0 ? 1 : 0;
 }
 
 async function runMigrate(): Promise<number> {

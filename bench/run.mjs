@@ -59,6 +59,13 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
     cleanup().finally(() => process.exit(130));
   });
 }
+// Anything thrown outside main()'s promise chain must not skip the cleanup either.
+for (const event of ['uncaughtException', 'unhandledRejection']) {
+  process.on(event, (err) => {
+    say(`${event}: ${err?.stack ?? err}`);
+    cleanup().finally(() => process.exit(1));
+  });
+}
 
 async function main() {
   const options = readOptions();
@@ -190,7 +197,7 @@ async function main() {
     deliveryOnly,
     notes: [
       ...notes,
-      ...observations({ baseline, streamgate, expected, delivery, deliveryOnly, shutdown, replayShutdown, logs: [sg.logs, replay.logs], readyMs: [sg.readyMs, replay.readyMs] }),
+      ...observations({ options, baseline, streamgate, expected, delivery, deliveryOnly, shutdown, replayShutdown, logs: [sg.logs, replay.logs], readyMs: [sg.readyMs, replay.readyMs] }),
     ],
   };
   const text = renderReport(results);

@@ -7,6 +7,8 @@ import { once } from 'node:events';
  * running holding a port, a Kafka group membership or a database connection.
  */
 const live = new Set();
+// Set once cleanup began: a phase still running must not start new children.
+let closing = false;
 
 // Last resort: 'exit' handlers must be synchronous, so only a hard kill is possible here.
 process.on('exit', () => {
@@ -17,6 +19,7 @@ function track(child, name) {
   child.benchName = name;
   live.add(child);
   child.once('exit', () => live.delete(child));
+  if (closing) child.kill('SIGKILL');
   return child;
 }
 
@@ -70,5 +73,6 @@ export async function stopChild(child, graceMs = 20_000) {
 
 /** Stops every child still running (used by the orchestrator's cleanup path). */
 export async function stopAll(graceMs = 5_000) {
+  closing = true;
   await Promise.all([...live].map((child) => stopChild(child, graceMs)));
 }

@@ -26,7 +26,13 @@ export function kafkaAdmin(brokers) {
         // Only what exists: a run that failed early may not have created them.
         const known = new Set((await admin.listGroups()).groups.map((g) => g.groupId));
         const ours = groups.filter((g) => known.has(g));
-        if (ours.length) await admin.deleteGroups(ours).catch((err) => problems.push(`delete groups: ${err.message}`));
+        if (ours.length) {
+          // NON_EMPTY_GROUP when a killed member's session has not expired yet: harmless, it empties by itself.
+          await admin.deleteGroups(ours).catch((err) => {
+            const why = (err.groups ?? []).map((g) => `${g.groupId}: ${g.error?.type ?? g.errorCode}`).join(', ');
+            problems.push(`delete groups: ${err.message}${why ? ` (${why})` : ''}`);
+          });
+        }
         if ((await admin.listTopics()).includes(topic)) {
           await admin.deleteTopics({ topics: [topic], timeout: 10_000 }).catch((err) => problems.push(`delete topic: ${err.message}`));
         }

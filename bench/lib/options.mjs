@@ -9,6 +9,7 @@ const SPEC = {
   // seconds of measured load per phase (baseline and streamgate alike)
   duration: { env: 'BENCH_DURATION', def: 10, min: 1 },
   connections: { env: 'BENCH_CONNECTIONS', def: 50, min: 1 },
+  // >1 stalls streamgate: uWS cannot answer pipelined requests asynchronously (see lib/findings.mjs)
   pipelining: { env: 'BENCH_PIPELINING', def: 1, min: 1 },
   // event body size in bytes (a JSON document padded to exactly this size)
   bodyBytes: { env: 'BENCH_BODY_BYTES', def: 1024, min: 16 },

@@ -8,11 +8,13 @@ const RECEIVER = fileURLToPath(new URL('../receiver.mjs', import.meta.url));
 export async function startReceiver({ bodyBytes }) {
   const child = forkChild('receiver', RECEIVER, [], { env: { ...process.env, BENCH_BODY_BYTES: String(bodyBytes) } });
   const { port } = await waitForMessage(child, 'ready');
-  const ask = (type) => {
-    const reply = waitForMessage(child, type, 10_000);
-    child.send({ type });
-    return reply;
-  };
+  const ask = (type) =>
+    new Promise((resolve, reject) => {
+      waitForMessage(child, type, 10_000).then(resolve, reject);
+      // With a callback a closed channel is reported here instead of as an
+      // 'error' event on the child, which would otherwise crash the orchestrator.
+      child.send({ type }, (err) => err && reject(new Error(`receiver: ${err.message}`)));
+    });
   return {
     child,
     url: `http://127.0.0.1:${port}/hook`,

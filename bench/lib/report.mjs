@@ -8,7 +8,8 @@ import { writeFile } from 'node:fs/promises';
 const int = (n) => (n === null || n === undefined ? '–' : Math.round(n).toLocaleString('en-US'));
 // autocannon records latency in whole milliseconds; 0 means under 1 ms.
 const ms = (n) => (n === null || n === undefined ? '–' : n === 0 ? '<1' : String(Math.round(n * 100) / 100));
-const secs = (n) => (n === null || n === undefined ? '–' : `${n.toFixed(2)} s`);
+// A tail of -0.001 s only means the last delivery beat the load-end timestamp.
+const secs = (n) => (n === null || n === undefined ? '–' : `${Math.max(0, n).toFixed(2)} s`);
 
 /** A Markdown table with padded columns, readable as plain text too. */
 function table(head, rows) {
@@ -66,7 +67,7 @@ export function renderReport(r) {
   out.push('');
   out.push(
     table(
-      ['measure', 'delivered ev/s', 'expected', 'delivered', 'first→last', 'tail', 'startup', 'notes'],
+      ['measure', 'delivered ev/s', 'expected', 'delivered', 'first→last', 'tail', 'first after', 'notes'],
       [
         deliveryRow('during + after ingress load', r.delivery),
         deliveryRow('delivery-only (backlog replay)', r.deliveryOnly),
@@ -76,8 +77,9 @@ export function renderReport(r) {
   out.push('');
   out.push('- expected = records in the Kafka topic, which can exceed the 2xx count: requests in flight when autocannon stops are still acked by streamgate.');
   out.push('- delivered ev/s = unique events / (last delivery − first delivery) at the receiver.');
-  out.push('- tail = last delivery − end of the ingress load (during + after) or − first delivery (delivery-only: same as first→last).');
-  out.push('- delivery-only: after the first node drained and stopped, a fresh `--roles delivery` node with a new consumer group replays the whole topic with no ingress load; startup = spawn → first delivery (boot + group join).');
+  out.push('- tail = last delivery − end of the ingress load: how far delivery lagged behind ingress.');
+  out.push('- first after = first delivery − start of the ingress load, or − spawn of the replay node (boot + group join + first fetch).');
+  out.push('- delivery-only: after the first node drained and stopped, a fresh `--roles delivery` node with a new consumer group replays the whole topic with no ingress load: delivery capacity on its own.');
   if (r.notes.length) {
     out.push('');
     out.push('## Observations');

@@ -3,10 +3,12 @@ import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config/load-config.js';
 import { ROLES, type Role } from './config/schema.js';
 import { createLogger } from './observability/logger.js';
-import { connectDatabase } from './storage/db.js';
+import { connectDatabase, type Sql } from './storage/db.js';
+import { openDatabase } from './node-backends.js';
 import { migrate } from './storage/migrate.js';
 import { bootstrap } from './management/bootstrap.js';
 import { startNode } from './node.js';
+import { firstRunMessage } from './management/first-run.js';
 import { applyDeploy } from './deploy/apply-deploy.js';
 import { DeployFileError, readDeployFile } from './deploy/deploy-file.js';
 
@@ -14,7 +16,8 @@ const USAGE = `usage:
   streamgate start [--roles ingress,delivery,management]
   streamgate deploy FILE
   streamgate migrate
-  streamgate admin bootstrap --email EMAIL [--json]`;
+  streamgate admin bootstrap --email EMAIL [--json]
+  streamgate admin keys [--json]`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -27,6 +30,7 @@ async function main(argv: string[]): Promise<number> {
       return runDeploy(rest);
     case 'admin':
       if (rest[0] === 'bootstrap') return runBootstrap(rest.slice(1));
+      if (rest[0] === 'keys') return runListKeys(rest.slice(1));
       break;
   }
   process.stderr.write(`${USAGE}\n`);
@@ -45,6 +49,9 @@ async function start(args: string[]): Promise<number> {
   const config = loadConfig(process.env, overrides);
   const log = createLogger(config.log.level);
   const node = await startNode(config, log);
+  // Printed, not logged: the first-run keys must not end up in log storage.
+  if (node.firstRun) process.stdout.write(firstRunMessage(node.firstRun, node.port));
+  else process.stdout.write(`streamgate: serving on port ${node.port}. Keys are shown once at creation; list them with \`streamgate admin keys\`.\n`);
   await new Promise<void>((resolve) => {
     const onSignal = (signal: string) => {
       log.info({ signal }, 'draining');
@@ -81,16 +88,40 @@ async function runDeploy(args: string[]): Promise<number> {
   return failed > 0 ? 1 : 0;
 }
 
-async function runMigrate(): Promise<number> {
+/** Runs `work` against the configured database (the embedded one when no DATABASE_URL). */
+async function withDatabase<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const sql = connectDatabase(config.database.url, 1);
+  const db = await openDatabase(config, createLogger(config.log.level === 'info' ? 'warn' : config.log.level));
+  const sql = connectDatabase(db.url, 2);
   try {
-    const applied = await migrate(sql);
-    process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
-    return 0;
+    await migrate(sql);
+    return await work(sql);
   } finally {
     await sql.end({ timeout: 5 });
+    await db.stop?.();
   }
+}
+
+async function runMigrate(): Promise<number> {
+  await withDatabase(async () => process.stdout.write('database is up to date\n'));
+  return 0;
+}
+
+async function runListKeys(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { json: { type: 'boolean' } }, strict: true });
+  const keys = await withDatabase((sql) => sql<{ keyId: string; profile: string; workspace: string | null; license: string; name: string | null; createdAt: Date; revoked: boolean }[]>`
+    SELECT k.key_id AS "keyId", k.profile, w.public_id AS workspace, l.public_id AS license, k.name,
+           k.created_at AS "createdAt", (k.revoked_at IS NOT NULL) AS revoked
+    FROM api_keys k JOIN licenses l ON l.id = k.license_id LEFT JOIN workspaces w ON w.id = k.workspace_id
+    ORDER BY k.created_at`);
+  if (values.json) process.stdout.write(`${JSON.stringify(keys)}\n`);
+  else {
+    for (const k of keys) {
+      process.stdout.write(`${k.keyId}  ${k.profile.padEnd(7)}  ${k.license}  ${k.workspace ?? '(license-wide)'}  ${k.revoked ? 'revoked' : 'active'}  ${k.name ?? ''}\n`);
+    }
+    process.stdout.write('Secrets are never stored; create a new key with POST /v1/tenants/{tenant}/keys if one was lost.\n');
+  }
+  return 0;
 }
 
 async function runBootstrap(args: string[]): Promise<number> {
@@ -99,11 +130,8 @@ async function runBootstrap(args: string[]): Promise<number> {
     process.stderr.write('admin bootstrap needs --email with an e-mail address\n');
     return 2;
   }
-  const config = loadConfig();
-  const sql = connectDatabase(config.database.url, 2);
-  try {
-    await migrate(sql);
-    const result = await bootstrap(sql, values.email);
+  return withDatabase(async (sql) => {
+    const result = await bootstrap(sql, values.email!);
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else {
       process.stdout.write(
@@ -113,9 +141,7 @@ async function runBootstrap(args: string[]): Promise<number> {
       );
     }
     return 0;
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
+  });
 }
 
 main(process.argv.slice(2)).then(

@@ -1,5 +1,3 @@
-import type { Kafka } from 'kafkajs';
-import type { Redis } from 'ioredis';
 import type { Config } from './config/schema.js';
 import type { Logger } from './observability/logger.js';
 import type { Sql } from './storage/db.js';
@@ -10,6 +8,7 @@ import type { Router } from './http/router.js';
 import type { TopologyRepo } from './storage/topology-repo.js';
 import type { SsrfGuard } from './delivery/ssrf-guard.js';
 import type { RouteTable } from './routing/route-table.js';
+import type { EventLogBackend } from './node-backends.js';
 
 /**
  * What every role of a process shares: configuration, the backends, the
@@ -19,11 +18,13 @@ export interface NodeContext {
   config: Readonly<Config>;
   log: Logger;
   sql: Sql;
-  redis: Redis;
   /** The shared cache port (Redis in a cluster, in-process on a single node). */
   cache: CacheStore;
   bus: InvalidationBus;
-  kafka: Kafka;
+  /** The event log (Kafka in a cluster, embedded on a single machine). */
+  eventLog: EventLogBackend;
+  /** True when an embedded backend limits this deployment to one node. */
+  singleNode: boolean;
   router: Router;
   topology: TopologyRepo;
   keys: KeyAuthenticator;

@@ -6,18 +6,26 @@ import { migrate } from './storage/migrate.js';
 import { KeyRepo } from './storage/key-repo.js';
 import { TopologyRepo } from './storage/topology-repo.js';
 import { InvalidationBus } from './cache/invalidation-bus.js';
-import { RedisCacheStore } from './cache/redis-cache-store.js';
+import { openBackends } from './node-backends.js';
 import { KeyAuthenticator } from './auth/key-authenticator.js';
 import { Router, type RouteInfo } from './http/router.js';
-import { createKafka, ensureTopic } from './log/kafka-client.js';
 import { RouteTable } from './routing/route-table.js';
 import { SsrfGuard } from './delivery/ssrf-guard.js';
 import { subscribeLogging } from './observability/log-subscriber.js';
 import { openApiJson } from './management/openapi.js';
+import { registerDevSink } from './management/dev-sink.js';
+import { firstRunBootstrap, type FirstRunInfo } from './management/first-run.js';
 import type { NodeContext, RoleHandle } from './node-context.js';
 import { startIngressRole } from './ingress/ingress-role.js';
 import { startDeliveryRole } from './actors/delivery-role.js';
 import { startManagementRole } from './management/management-role.js';
+
+/** The configured networks, plus loopback on a single machine when allowed. */
+function allowedNetworks(config: Readonly<Config>, embeddedLog: boolean): string[] {
+  const nets = [...config.delivery.allowNetworks];
+  if (embeddedLog && config.delivery.allowLoopbackInSingleNode) nets.push('127.0.0.0/8', '::1/128');
+  return nets;
+}
 
 /** A running streamgate process: its HTTP port and how to stop it gracefully. */
 export interface RunningNode {
@@ -25,6 +33,8 @@ export interface RunningNode {
   roles: readonly Role[];
   /** The HTTP routes this process serves (for the OpenAPI check). */
   routes: readonly RouteInfo[];
+  /** Set when this start bootstrapped an empty database (keys shown once). */
+  firstRun: FirstRunInfo | null;
   stop(): Promise<void>;
 }
 
@@ -56,20 +66,16 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
   };
 
   try {
-    const sql = connectDatabase(config.database.url, config.database.maxConnections);
+    const backends = await openBackends(config, log);
+    closers.push(() => backends.close());
+    const sql = connectDatabase(backends.databaseUrl, config.database.maxConnections);
     closers.push(() => sql.end({ timeout: 5 }));
     const applied = await migrate(sql);
     if (applied.length > 0) log.info({ applied }, 'database migrated');
 
-    const cache = new RedisCacheStore(config.redis.url, config.redis.keyPrefix, log);
-    closers.push(() => cache.close());
-    const redis = cache.redis;
-    const bus = new InvalidationBus(cache);
+    const bus = new InvalidationBus(backends.cache);
     await bus.start();
     closers.push(() => bus.stop());
-
-    const kafka = createKafka(config, log);
-    await ensureTopic(kafka, config);
 
     const app = uWS.App();
     const topology = new TopologyRepo(sql);
@@ -77,15 +83,15 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
       config,
       log,
       sql,
-      redis,
-      cache,
+      cache: backends.cache,
       bus,
-      kafka,
+      eventLog: backends.eventLog,
+      singleNode: backends.singleNode,
       router: new Router(app, log),
       topology,
       keys: new KeyAuthenticator(new KeyRepo(sql), config.ingress.cacheTtlMs),
       routes: new RouteTable(topology, config.ingress.cacheTtlMs, config.delivery.timeoutMs),
-      guard: new SsrfGuard(config.delivery.allowNetworks),
+      guard: new SsrfGuard(allowedNetworks(config, backends.eventLog.kind === 'embedded')),
     };
     bus.onInvalidate(() => {
       ctx.keys.invalidate();
@@ -109,6 +115,8 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
     for (const role of ['management', 'ingress'] as const) {
       if (config.roles.includes(role)) handles.push(await ROLE_STARTERS[role](ctx));
     }
+    const withSink = backends.eventLog.kind === 'embedded' && config.delivery.allowLoopbackInSingleNode;
+    if (withSink && config.roles.includes('management')) registerDevSink(ctx.router, config.server.maxManagementBodyBytes);
     ctx.router.fallback(config.server.maxManagementBodyBytes);
 
     const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
@@ -124,6 +132,7 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
     closers.push(stopListening);
     const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
 
+    const firstRun = config.roles.includes('management') ? await firstRunBootstrap(sql, port, withSink) : null;
     if (config.roles.includes('delivery')) handles.push(await ROLE_STARTERS.delivery(ctx));
     ready = true;
     log.info({ port, roles: config.roles }, 'streamgate is serving');
@@ -133,6 +142,7 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
       port,
       roles: [...config.roles],
       routes: ctx.router.routes,
+      firstRun,
       stop: () => {
         stopping ??= (async () => {
           ready = false;

@@ -2,7 +2,14 @@
 # The test command (`npm test`): installs what is missing, brings up Postgres,
 # Redis and Kafka (config/infra/up.sh starts only what is not running), builds
 # dist/ (crash tests run the real CLI as a child process) and runs tap.
-# Extra arguments go to tap, e.g. `npm test -- test/unit`.
+#
+# Without arguments it runs the backend matrix:
+#   1. kafka:    test/unit, test/adapters (adapter internals), test/cluster
+#                (several nodes), test/integration against Kafka + Redis
+#   2. embedded: test/integration again, against the embedded log and the
+#                in-process cache
+# With arguments they go to tap as they are, against STREAMGATE_TEST_BACKEND
+# (kafka by default), e.g. `npm test -- test/unit`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -13,4 +20,16 @@ fi
 STREAMGATE_INSTALL_KCAT="${STREAMGATE_INSTALL_KCAT:-0}" bash config/infra/up.sh
 echo "[test] building"
 npm run --silent build
-exec npx tap "$@"
+
+if [[ $# -gt 0 ]]; then
+  exec npx tap "$@"
+fi
+
+status=0
+dirs=(test/unit test/adapters test/integration)
+[[ -n "$(find test/cluster -name '*.test.ts' 2>/dev/null)" ]] && dirs+=(test/cluster)
+echo "[test] backend: kafka (Kafka + Redis + PostgreSQL)"
+STREAMGATE_TEST_BACKEND=kafka npx tap "${dirs[@]}" || status=1
+echo "[test] backend: embedded (embedded log + in-process cache + PostgreSQL)"
+STREAMGATE_TEST_BACKEND=embedded npx tap test/integration || status=1
+exit "$status"

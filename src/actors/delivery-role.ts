@@ -1,6 +1,5 @@
 import { Deliverer } from '../delivery/deliverer.js';
 import { HttpDispatcher } from '../delivery/http-dispatcher.js';
-import { KafkaReader } from '../log/kafka-reader.js';
 import type { NodeContext, RoleHandle } from '../node-context.js';
 import { DeliverySupervisor } from './delivery-supervisor.js';
 
@@ -9,7 +8,7 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
   const { config } = ctx;
   const dispatcher = new HttpDispatcher(ctx.guard, config.delivery.maxSocketsPerOrigin, config.delivery.maxResponseBytes);
   const deliverer = new Deliverer(dispatcher, { initialMs: config.delivery.retryInitialMs, maxMs: config.delivery.retryMaxMs });
-  const reader = new KafkaReader(ctx.kafka, config.kafka, config.delivery.partitionsConcurrently, ctx.log.child({ component: 'consumer' }));
+  const reader = ctx.eventLog.openReader(config.delivery.partitionsConcurrently, ctx.log.child({ component: 'consumer' }));
   const supervisor = new DeliverySupervisor(reader, ctx.routes, deliverer, {
     maxPendingPerPartition: config.delivery.maxPendingPerPartition,
     commitIntervalMs: config.delivery.commitIntervalMs,

@@ -9,6 +9,7 @@ export const ROLES: readonly Role[] = ['ingress', 'delivery', 'management'];
 
 export interface Config {
   roles: Role[];
+  dataDir: string;
   server: {
     port: number;
     host: string;
@@ -16,7 +17,7 @@ export interface Config {
     maxManagementBodyBytes: number;
     drainTimeoutMs: number;
   };
-  database: { url: string; maxConnections: number };
+  database: { url: string; embeddedPort: number; maxConnections: number };
   redis: { url: string; keyPrefix: string };
   kafka: {
     brokers: string[];
@@ -29,9 +30,11 @@ export interface Config {
     heartbeatIntervalMs: number;
     producer: { lingerMs: number; maxBatch: number; maxInFlight: number };
   };
+  embeddedLog: { partitions: number; retentionHours: number; batchSize: number; pollMs: number };
   ingress: { keyMaxBytes: number; cacheTtlMs: number };
   delivery: {
     allowNetworks: string[];
+    allowLoopbackInSingleNode: boolean;
     timeoutMs: number;
     maxResponseBytes: number;
     maxPendingPerPartition: number;
@@ -47,6 +50,7 @@ export interface Config {
 type Leaf =
   | { kind: 'int'; min: number; max: number }
   | { kind: 'cidr' }
+  | { kind: 'boolean' }
   | { kind: 'string'; pattern?: RegExp }
   | { kind: 'enum'; values: readonly string[] }
   | { kind: 'list'; item: Leaf; minItems?: number };
@@ -61,6 +65,7 @@ const HOST_PORT = /^[^\s:,]+:\d{1,5}$/;
 
 export const schema: SchemaNode = obj({
   roles: { kind: 'list', item: { kind: 'enum', values: ROLES }, minItems: 1 },
+  dataDir: str(/^.+$/),
   server: obj({
     port: int(0, 65535),
     host: str(),
@@ -68,10 +73,10 @@ export const schema: SchemaNode = obj({
     maxManagementBodyBytes: int(1024, 16 * 1024 * 1024),
     drainTimeoutMs: int(0, 600_000),
   }),
-  database: obj({ url: str(/^postgres(ql)?:\/\//), maxConnections: int(1, 500) }),
-  redis: obj({ url: str(/^rediss?:\/\//), keyPrefix: str() }),
+  database: obj({ url: str(/^(postgres(ql)?:\/\/.*)?$/), embeddedPort: int(1, 65535), maxConnections: int(1, 500) }),
+  redis: obj({ url: str(/^(rediss?:\/\/.*)?$/), keyPrefix: str() }),
   kafka: obj({
-    brokers: { kind: 'list', item: str(HOST_PORT), minItems: 1 },
+    brokers: { kind: 'list', item: str(HOST_PORT) },
     clientId: str(/^[\w.-]+$/),
     topic: str(/^[\w.-]{1,249}$/),
     partitions: int(1, 10_000),
@@ -81,9 +86,11 @@ export const schema: SchemaNode = obj({
     heartbeatIntervalMs: int(100, 60_000),
     producer: obj({ lingerMs: int(0, 1000), maxBatch: int(1, 100_000), maxInFlight: int(1, 64) }),
   }),
+  embeddedLog: obj({ partitions: int(1, 1024), retentionHours: int(1, 100_000), batchSize: int(1, 100_000), pollMs: int(1, 10_000) }),
   ingress: obj({ keyMaxBytes: int(1, 65_536), cacheTtlMs: int(0, 3_600_000) }),
   delivery: obj({
     allowNetworks: { kind: 'list', item: { kind: 'cidr' } },
+    allowLoopbackInSingleNode: { kind: 'boolean' },
     timeoutMs: int(100, 600_000),
     maxResponseBytes: int(0, 16 * 1024 * 1024),
     maxPendingPerPartition: int(1, 10_000_000),

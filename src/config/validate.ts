@@ -32,6 +32,8 @@ export function validateAgainst(node: SchemaNode, value: unknown, path = ''): st
       if (!m || family === 0 || Number(m[2]) > (family === 4 ? 32 : 128)) return [`${at}: ${JSON.stringify(value)} is not a CIDR such as 127.0.0.0/8`];
       return [];
     }
+    case 'boolean':
+      return typeof value === 'boolean' ? [] : [`${at}: must be true or false`];
     case 'enum':
       return typeof value === 'string' && node.values.includes(value)
         ? []

@@ -1,5 +1,4 @@
 import { IngressAuth } from '../auth/ingress-auth.js';
-import { KafkaWriter } from '../log/kafka-writer.js';
 import type { NodeContext, RoleHandle } from '../node-context.js';
 import { postEventHandler } from './post-event.js';
 import { QueueDirectory } from './queue-directory.js';
@@ -7,8 +6,7 @@ import { QueueDirectory } from './queue-directory.js';
 /** Registers the ingress routes and connects the log writer. */
 export async function startIngressRole(ctx: NodeContext): Promise<RoleHandle> {
   const { config } = ctx;
-  const writer = new KafkaWriter(ctx.kafka, config.kafka);
-  await writer.connect();
+  const writer = await ctx.eventLog.openWriter();
   const queues = new QueueDirectory(ctx.topology, config.ingress.cacheTtlMs);
   ctx.bus.onInvalidate(() => queues.invalidate());
 

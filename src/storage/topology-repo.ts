@@ -64,7 +64,7 @@ export class TopologyRepo {
 
   /** Inserts or replaces the queue's settings; `changed` is false when nothing differed. */
   async upsertQueue(workspaceId: string, name: string, settings: Partial<QueueSettings>): Promise<Upserted<QueueRow>> {
-    return this.sql.begin(async (tx) => {
+    return inTransaction(this.sql, async (tx) => {
       const [existing] = await tx<QueueRow[]>`
         SELECT id, settings FROM queues WHERE workspace_id = ${workspaceId} AND name = ${name} FOR UPDATE`;
       if (existing && sameJson(existing.settings, settings)) {
@@ -155,6 +155,13 @@ export class TopologyRepo {
       WHERE r.queue_id = ${queueId}
       ORDER BY t.id`;
   }
+}
+
+/** Runs `work` in a transaction, or in a savepoint when `sql` is already one. */
+function inTransaction<T>(sql: Sql, work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+  const maybeTx = sql as unknown as Partial<postgres.TransactionSql>;
+  if (typeof (sql as Partial<Sql>).begin === 'function') return sql.begin(work) as Promise<T>;
+  return maybeTx.savepoint!(work) as Promise<T>;
 }
 
 function sameJson(a: unknown, b: unknown): boolean {

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import postgres from 'postgres';
 import type { Test } from 'tap';
@@ -11,6 +14,14 @@ import type { Test } from 'tap';
 export const ADMIN_DATABASE_URL = process.env.TEST_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const KAFKA_BROKERS = process.env.KAFKA_BROKERS ?? '127.0.0.1:9092';
+
+/**
+ * Which backends the service-level tests run against (test/run.sh runs the
+ * suite once per value): `kafka` = Kafka + Redis, `embedded` = the embedded
+ * log + the in-process cache. Both use a fresh database on the machine's
+ * PostgreSQL (the embedded PostgreSQL launcher has its own test).
+ */
+export const TEST_BACKEND: 'kafka' | 'embedded' = process.env.STREAMGATE_TEST_BACKEND === 'embedded' ? 'embedded' : 'kafka';
 
 export function uniqueSuffix(): string {
   return `${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
@@ -37,6 +48,8 @@ export interface Backends {
   topic: string;
   groupId: string;
   redisPrefix: string;
+  /** Working folder for embedded backends (removed at teardown). */
+  dataDir: string;
 }
 
 export async function freshBackends(t: Test): Promise<Backends> {
@@ -54,7 +67,10 @@ export async function freshBackends(t: Test): Promise<Backends> {
       await admin.disconnect();
     }
   });
+  const dataDir = mkdtempSync(join(tmpdir(), 'sg-test-data-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   return {
+    dataDir,
     databaseUrl: await freshDatabase(t),
     topic,
     groupId: `sg-test-${suffix}`,
@@ -64,12 +80,14 @@ export async function freshBackends(t: Test): Promise<Backends> {
 
 /** The config overrides that point a node at these backends. */
 export function backendConfig(b: Backends, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const embedded = TEST_BACKEND === 'embedded';
   return {
+    dataDir: b.dataDir,
     server: { port: 0, host: '127.0.0.1' },
     database: { url: b.databaseUrl },
-    redis: { url: REDIS_URL, keyPrefix: b.redisPrefix },
-    kafka: { brokers: KAFKA_BROKERS.split(','), topic: b.topic, groupId: b.groupId, partitions: 4 },
-    delivery: { allowNetworks: ['127.0.0.0/8'], retryInitialMs: 50, retryMaxMs: 500, commitIntervalMs: 50 },
+    redis: { url: embedded ? '' : REDIS_URL, keyPrefix: b.redisPrefix },
+    kafka: { brokers: embedded ? [] : KAFKA_BROKERS.split(','), topic: b.topic, groupId: b.groupId, partitions: 4 },
+    delivery: { allowNetworks: ['127.0.0.0/8'], allowLoopbackInSingleNode: false, retryInitialMs: 50, retryMaxMs: 500, commitIntervalMs: 50 },
     log: { level: process.env.TEST_LOG_LEVEL ?? 'silent' },
     ...extra,
   };
@@ -77,11 +95,13 @@ export function backendConfig(b: Backends, extra: Record<string, unknown> = {}):
 
 /** The environment that points a child `streamgate` process at these backends. */
 export function backendEnv(b: Backends, port: number): Record<string, string> {
+  const embedded = TEST_BACKEND === 'embedded';
   return {
     PORT: String(port),
     DATABASE_URL: b.databaseUrl,
-    REDIS_URL,
-    KAFKA_BROKERS,
+    REDIS_URL: embedded ? '' : REDIS_URL,
+    KAFKA_BROKERS: embedded ? '' : KAFKA_BROKERS,
+    STREAMGATE_DATA_DIR: b.dataDir,
     STREAMGATE_KAFKA_TOPIC: b.topic,
     STREAMGATE_KAFKA_GROUP: b.groupId,
     STREAMGATE_ALLOW_NETWORKS: '127.0.0.0/8',

@@ -83,3 +83,14 @@ targets:
   t.match(malformed.err, /queues: must be a mapping/);
   t.match(malformed.err, /bogus: unknown section/);
 });
+
+t.test("the README's example deploy file applies and converges", async (t) => {
+  const example = fileURLToPath(new URL('../../config/deploy.example.yaml', import.meta.url));
+  const { readFileSync } = await import('node:fs');
+  const text = readFileSync(example, 'utf8');
+  const first = await deploy(text);
+  t.equal(first.code, 0, first.out + first.err);
+  t.match(first.out, /0 failed/);
+  const second = await deploy(text);
+  t.match(second.out, /0 created, 0 changed, \d+ unchanged, 0 failed/);
+});

@@ -47,6 +47,7 @@ export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: n
   const params: string[] = [];
   for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
   const method = req.getCaseSensitiveMethod().toUpperCase();
+  let remote: string | null = null;
 
   const exchange: Exchange = {
     method,
@@ -54,7 +55,18 @@ export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: n
     query: req.getQuery() ?? '',
     headers,
     params,
-    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    // Read on first use only: a getpeername() per request showed up in profiles,
+    // and most routes never look at the address.
+    get remoteAddress(): string {
+      if (remote === null) {
+        try {
+          remote = Buffer.from(res.getRemoteAddressAsText()).toString();
+        } catch {
+          remote = ''; // the response is gone (aborted): nobody will be answered
+        }
+      }
+      return remote;
+    },
     body: Promise.resolve(Buffer.alloc(0)),
     aborted: false,
     answered: false,

@@ -18,6 +18,9 @@ import type { NodeContext, RoleHandle } from './node-context.js';
 import { startIngressRole } from './ingress/ingress-role.js';
 import { startDeliveryRole } from './actors/delivery-role.js';
 import { startManagementRole } from './management/management-role.js';
+import { RoutingGate } from './routing/routing-gate.js';
+import { WaasGateRepo } from './storage/waas-gate-repo.js';
+import { DistributionRecorder } from './observability/distribution-metrics.js';
 
 /** A running streamgate process: its HTTP port and how to stop it gracefully. */
 export interface RunningNode {
@@ -82,7 +85,15 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
       router: new Router(app, log),
       topology,
       keys: new KeyAuthenticator(new KeyRepo(sql), config.ingress.cacheTtlMs),
-      routes: new RouteTable(topology, config.ingress.cacheTtlMs, config.delivery.timeoutMs),
+      routes: new RouteTable(topology, config.ingress.cacheTtlMs, config.delivery.timeoutMs, {
+        gate: new RoutingGate(new WaasGateRepo(sql), {
+          redis,
+          keyPrefix: config.redis.keyPrefix,
+          redisTtlSeconds: config.waas.gateViewTtlSeconds,
+          ttlMs: config.ingress.cacheTtlMs,
+        }),
+        versions: bus,
+      }),
       guard: new SsrfGuard(config.delivery.allowNetworks),
     };
     bus.onInvalidate(() => {
@@ -90,6 +101,12 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
       ctx.routes.invalidate();
     });
     subscribeLogging(log);
+    if (config.roles.includes('delivery')) {
+      // Distributed-traffic counters (GET /waas/.../metrics/series) come from this node's deliveries.
+      const distribution = new DistributionRecorder(redis, config.redis.keyPrefix, config.waas.metricsFlushMs);
+      distribution.start();
+      closers.push(() => distribution.stop());
+    }
 
     let ready = false;
     ctx.router.add('get', '/healthz', { maxBodyBytes: 0 }, (ex) => ex.sendJson(200, { status: 'ok' }));

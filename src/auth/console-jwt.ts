@@ -25,7 +25,9 @@ export interface ConsoleSession {
 }
 
 /** Why a token was refused; the management API answers 401 with it. */
-export class JwtRejected extends Error {}
+export class JwtRejected extends Error {
+  override readonly name = 'JwtRejected';
+}
 
 const MAX_TOKEN_CHARS = 16_384;
 const SEGMENT = /^[A-Za-z0-9_-]+$/;

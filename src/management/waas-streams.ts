@@ -95,6 +95,7 @@ function catalogJson(item: CatalogItem) {
     name: item.name,
     description: item.description,
     eventTypes: item.eventTypes,
+    payloadSchema: item.payloadSchema,
     status: item.status,
     packages: item.packages,
   };

@@ -95,6 +95,11 @@ export class WaasIntegrationRepo {
     return this.sql.unsafe<IntegrationRow[]>(`${INTEGRATION_SELECT} WHERE i.producer_workspace_id = $1 ORDER BY i.id`, [producerWorkspaceId]);
   }
 
+  async licenseIdByPublicId(licensePublicId: string): Promise<string | null> {
+    const [row] = await this.sql<{ id: string }[]>`SELECT id FROM licenses WHERE public_id = ${licensePublicId}`;
+    return row?.id ?? null;
+  }
+
   /** The producer's accepted integrations (their receiving workspaces may read its catalog). */
   async activeOfProducer(producerWorkspaceId: string): Promise<IntegrationRow[]> {
     return this.sql.unsafe<IntegrationRow[]>(

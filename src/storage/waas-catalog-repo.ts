@@ -73,7 +73,7 @@ export class WaasCatalogRepo {
       if (!existing) {
         const [row] = await tx.unsafe<CatalogEntryRow[]>(
           `INSERT INTO catalog_entries (public_id, producer_workspace_id, name, description, event_types, payload_schema, status, queue_id)
-           VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8) RETURNING ${ENTRY_COLUMNS}`,
+           VALUES ($1, $2, $3, $4, $5::text::jsonb, $6, $7, $8) RETURNING ${ENTRY_COLUMNS}`,
           [newId('cat'), workspaceId, input.name, input.description, JSON.stringify(input.eventTypes), input.payloadSchema, input.status, queue.id],
         );
         return { entry: row!, changed: true };
@@ -86,7 +86,7 @@ export class WaasCatalogRepo {
         existing.queueId === queue.id;
       if (same) return { entry: existing, changed };
       const [row] = await tx.unsafe<CatalogEntryRow[]>(
-        `UPDATE catalog_entries SET description = $2, event_types = $3::jsonb, payload_schema = $4, status = $5, queue_id = $6, updated_at = now()
+        `UPDATE catalog_entries SET description = $2, event_types = $3::text::jsonb, payload_schema = $4, status = $5, queue_id = $6, updated_at = now()
          WHERE id = $1 RETURNING ${ENTRY_COLUMNS}`,
         [existing.id, input.description, JSON.stringify(input.eventTypes), input.payloadSchema, input.status, queue.id],
       );

@@ -79,9 +79,8 @@ async function catalogReader(deps: WaasDeps, ex: Exchange, tenant: string): Prom
     if (!(err instanceof ServiceError) || err.code !== 'not_found') throw err;
     const producer = await deps.topology.workspaceByPublicId(tenant);
     if (producer) {
-      for (const integration of await deps.integrations.activeOfProducer(producer.id)) {
-        const receiving = integration.receivingTenantPublicId && (await deps.topology.workspaceByPublicId(integration.receivingTenantPublicId));
-        if (receiving && (await deps.auth.reaches(caller, receiving, 'read'))) return producer;
+      for (const receiving of await deps.integrations.receivingWorkspaces(producer.id)) {
+        if (await deps.auth.reaches(caller, receiving, 'read')) return producer;
       }
     }
     throw err;

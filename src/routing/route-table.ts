@@ -59,6 +59,7 @@ export interface RouteTableOptions {
 export class RouteTable {
   private readonly cache: TtlCache<RouteTarget[]>;
   private version: number | null = null;
+  private syncing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly repo: TopologyRepo,
@@ -77,19 +78,27 @@ export class RouteTable {
    * accepted. Never throws: when the version cannot be read the view is dropped
    * and rebuilt from Postgres, which is slower but never stale.
    */
-  async sync(): Promise<void> {
+  sync(): Promise<void> {
     const versions = this.options.versions;
-    if (!versions) return;
-    let version: number | null;
-    try {
-      version = await versions.currentVersion();
-    } catch {
-      version = null;
-    }
-    if (version !== null && version === this.version) return;
-    this.version = version;
-    this.cache.clear();
-    this.options.gate?.useVersion(version);
+    if (!versions) return Promise.resolve();
+    // Partition actors call this concurrently. Each call reads the version
+    // itself (one started after a write must see it), but the reads run one
+    // after another so their results are applied in order: two overlapping
+    // reads could otherwise finish out of order and move the view back to an
+    // older version.
+    this.syncing = this.syncing.then(async () => {
+      let version: number | null;
+      try {
+        version = await versions.currentVersion();
+      } catch {
+        version = null;
+      }
+      if (version !== null && version === this.version) return;
+      this.version = version;
+      this.cache.clear();
+      this.options.gate?.useVersion(version);
+    });
+    return this.syncing;
   }
 
   /** The targets one event goes to. */

@@ -1,6 +1,7 @@
 import type { Sql } from './db.js';
 import { newId } from '../ids.js';
 import { LicenseRepo } from './license-repo.js';
+import type { WorkspaceRow } from './topology-repo.js';
 
 export type IntegrationStatus = 'Pending' | 'Active';
 
@@ -100,12 +101,13 @@ export class WaasIntegrationRepo {
     return row?.id ?? null;
   }
 
-  /** The producer's accepted integrations (their receiving workspaces may read its catalog). */
-  async activeOfProducer(producerWorkspaceId: string): Promise<IntegrationRow[]> {
-    return this.sql.unsafe<IntegrationRow[]>(
-      `${INTEGRATION_SELECT} WHERE i.producer_workspace_id = $1 AND i.status = 'Active' ORDER BY i.id`,
-      [producerWorkspaceId],
-    );
+  /** The receiving workspaces of the producer's accepted integrations (their callers may read its catalog). */
+  async receivingWorkspaces(producerWorkspaceId: string): Promise<WorkspaceRow[]> {
+    return this.sql<WorkspaceRow[]>`
+      SELECT DISTINCT w.id, w.public_id AS "publicId", w.license_id AS "licenseId", l.public_id AS "licensePublicId",
+             w.archived, w.is_producer AS "isProducer"
+      FROM integrations i JOIN workspaces w ON w.id = i.receiving_workspace_id JOIN licenses l ON l.id = w.license_id
+      WHERE i.producer_workspace_id = ${producerWorkspaceId} AND i.status = 'Active'`;
   }
 
   /**

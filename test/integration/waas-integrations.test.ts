@@ -108,6 +108,18 @@ t.test('accept onto an account the caller administers: its Build key, its licens
   t.equal(own.status, 409, "the producer's own workspace cannot receive");
 });
 
+t.test('accept into a named workspace of the account (receivingTenantPublicId)', async (t) => {
+  const partner = await bootstrapDatabase(backends.databaseUrl);
+  const headers = { 'x-api-key': partner.buildKey, 'x-license-publicid': partner.licensePublicId };
+  const invite = await waas.invite('named@partner.test');
+  const elsewhere = await accept(invite.publicId, { inviteToken: invite.inviteToken, receivingTenantPublicId: creds.tenantPublicId }, headers);
+  t.equal(elsewhere.status, 404, 'a workspace the caller does not reach');
+  const res = await accept(invite.publicId, { inviteToken: invite.inviteToken, receivingTenantPublicId: partner.tenantPublicId }, headers);
+  t.equal(res.status, 200);
+  t.equal(res.body.receivingTenantPublicId, partner.tenantPublicId);
+  t.equal(res.body.licensePublicId, partner.licensePublicId);
+});
+
 t.test('subscriptions, from the partner side', async (t) => {
   const partner = await waas.newPartner('subs@partner.test');
   const base = `/waas/integrations/${partner.integrationPublicId}/subscriptions`;

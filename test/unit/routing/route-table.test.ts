@@ -90,3 +90,29 @@ t.test('when the version cannot be read, every sync drops the view (never stale,
   }
   t.equal(loads.streams, 3);
 });
+
+t.test('concurrent syncs apply versions in the order they were read, never moving back', async (t) => {
+  const { loads } = fixture();
+  const answers: Array<(v: number) => void> = [];
+  const gate = new RoutingGate(
+    { streamOfQueue: async () => (loads.streams++, null), activeIntegrations: async () => [] },
+    { redis: null, keyPrefix: 'x:', redisTtlSeconds: 60, ttlMs: 60_000 },
+  );
+  const used: Array<number | null> = [];
+  const useVersion = gate.useVersion.bind(gate);
+  gate.useVersion = (v) => (used.push(v), useVersion(v));
+  const table = new RouteTable({ targetsOfQueue: async () => [] } as unknown as TopologyRepo, 60_000, 5_000, {
+    gate,
+    versions: { currentVersion: () => new Promise<number>((resolve) => answers.push(resolve)) },
+  });
+  const first = table.sync();
+  const second = table.sync();
+  await new Promise((r) => setImmediate(r));
+  t.equal(answers.length, 1, 'the second read waits for the first');
+  answers[0]!(7);
+  await first;
+  await new Promise((r) => setImmediate(r));
+  answers[1]!(8);
+  await second;
+  t.same(used, [7, 8]);
+});

@@ -1,5 +1,5 @@
 import type { Router } from '../http/router.js';
-import type { CatalogItem, StreamInput } from '../storage/waas-catalog-repo.js';
+import { StreamConflict, type CatalogItem, type StreamInput } from '../storage/waas-catalog-repo.js';
 import type { WorkspaceRow } from '../storage/topology-repo.js';
 import { ServiceError } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
@@ -20,7 +20,14 @@ export function registerWaasStreams(router: Router, deps: WaasDeps): void {
     const caller = await writer(deps, ex);
     const { tenant, input } = readStream(await readJsonObject(ex), deps.maxBodyBytes);
     const ws = await deps.auth.waasWorkspace(caller, tenant, 'write');
-    const { entry, changed } = await deps.catalog.applyStream(ws.id, input);
+    let applied;
+    try {
+      applied = await deps.catalog.applyStream(ws.id, input);
+    } catch (err) {
+      if (err instanceof StreamConflict) throw new ServiceError('conflict', err.message);
+      throw err;
+    }
+    const { entry, changed } = applied;
     if (changed) await published(deps);
     ex.send(200, JSON.stringify({ publicId: entry.publicId, key: entry.name, status: entry.status }), {
       'content-type': 'application/json',

@@ -31,6 +31,9 @@ export interface CatalogItem extends CatalogEntryRow {
   packages: string[];
 }
 
+/** The stream's name is taken by a queue that cannot carry it (the transaction is rolled back). */
+export class StreamConflict extends Error {}
+
 /** Context-header extraction a stream's queue is given (reference §4 rule 1; contract §4 default headers). */
 export const STREAM_EVENT_TYPE: SourceRef = Object.freeze({ source: 'header', name: 'x-service-event-type' });
 export const STREAM_GROUP_KEY: SourceRef = Object.freeze({ source: 'header', name: 'x-service-group-key' });
@@ -128,8 +131,10 @@ async function convergeQueue(
   name: string,
   workspaceSettings: Record<string, unknown>,
 ): Promise<{ id: string; changed: boolean }> {
-  const [queue] = await tx<{ id: string; settings: Partial<QueueSettings> }[]>`
-    SELECT id, settings FROM queues WHERE workspace_id = ${workspaceId} AND name = ${name} FOR UPDATE`;
+  const select = () => tx<{ id: string; settings: Partial<QueueSettings>; receiving: boolean }[]>`
+    SELECT id, settings, EXISTS (SELECT 1 FROM subscriptions s WHERE s.receiving_queue_id = queues.id) AS receiving
+    FROM queues WHERE workspace_id = ${workspaceId} AND name = ${name} FOR UPDATE`;
+  let [queue] = await select();
   if (!queue) {
     const settings: Partial<QueueSettings> = {
       authMode: demandedAuthMode(workspaceSettings),
@@ -137,20 +142,25 @@ async function convergeQueue(
       eventType: { ...STREAM_EVENT_TYPE },
       groupKey: { ...STREAM_GROUP_KEY },
     };
+    // DO NOTHING: a /v1 PUT may create the same queue at this moment; then it is an existing queue.
     const [row] = await tx<{ id: string }[]>`
       INSERT INTO queues (public_id, workspace_id, name, settings)
-      VALUES (${newId('que')}, ${workspaceId}, ${name}, ${tx.json(settings as never)}) RETURNING id`;
-    return { id: row!.id, changed: true };
+      VALUES (${newId('que')}, ${workspaceId}, ${name}, ${tx.json(settings as never)})
+      ON CONFLICT (workspace_id, name) DO NOTHING RETURNING id`;
+    if (row) return { id: row.id, changed: true };
+    [queue] = await select();
   }
+  if (queue!.receiving) throw new StreamConflict(`The queue ${name} receives a partner subscription; it cannot also publish a stream.`);
+  const existing = queue!;
   const next: Partial<QueueSettings> = {
-    ...queue.settings,
+    ...existing.settings,
     public: true,
-    eventType: queue.settings.eventType ?? { ...STREAM_EVENT_TYPE },
-    groupKey: queue.settings.groupKey ?? { ...STREAM_GROUP_KEY },
+    eventType: existing.settings.eventType ?? { ...STREAM_EVENT_TYPE },
+    groupKey: existing.settings.groupKey ?? { ...STREAM_GROUP_KEY },
   };
-  if (sameJson(next, queue.settings)) return { id: queue.id, changed: false };
-  await tx`UPDATE queues SET settings = ${tx.json(next as never)}, updated_at = now() WHERE id = ${queue.id}`;
-  return { id: queue.id, changed: true };
+  if (sameJson(next, existing.settings)) return { id: existing.id, changed: false };
+  await tx`UPDATE queues SET settings = ${tx.json(next as never)}, updated_at = now() WHERE id = ${existing.id}`;
+  return { id: existing.id, changed: true };
 }
 
 /**

@@ -181,10 +181,12 @@ export class WaasIntegrationRepo {
           if (taken) return { conflict: `The queue ${entry.name} of the receiving workspace already receives another subscription.` };
           queueId = queue.id;
         } else {
+          // DO NOTHING: another subscription (or a /v1 PUT) may create it at this moment.
           const [created] = await tx<{ id: string }[]>`
             INSERT INTO queues (public_id, workspace_id, name, settings) VALUES (${newId('que')}, ${receivingWorkspaceId}, ${entry.name}, '{}'::jsonb)
-            RETURNING id`;
-          queueId = created!.id;
+            ON CONFLICT (workspace_id, name) DO NOTHING RETURNING id`;
+          if (!created) return { conflict: `The queue ${entry.name} of the receiving workspace was created concurrently; try again.` };
+          queueId = created.id;
         }
         changed = true;
       }

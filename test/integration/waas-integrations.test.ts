@@ -151,6 +151,14 @@ t.test('a receiving queue name already taken is a conflict, not a takeover', asy
   const res = await partner.api.manage('POST', `/waas/integrations/${partner.integrationPublicId}/subscriptions`, { catalogEntryPublicId: orders.publicId });
   t.equal(res.status, 409);
   t.equal(res.body.error.code, 'conflict');
+
+  // And the other way round: a receiving queue cannot become a published stream.
+  const other = await waas.newPartner('clash2@partner.test');
+  await waas.subscribe(other, orders.publicId);
+  const publish = await other.api.manage('PUT', '/waas/streams', { producerTenantPublicId: other.receivingTenantPublicId, name: 'orders', isPublic: true });
+  t.equal(publish.status, 409);
+  t.equal(publish.body.error.code, 'conflict');
+  t.notOk((await other.api.manage('GET', other.api.tenantPath('/queues/orders'))).body.public, 'the receiving queue was left as it was');
 });
 
 t.test('activations: POST idempotent with the same publicId, DELETE 204 never 404', async (t) => {

@@ -123,7 +123,9 @@ export class ConsoleJwtVerifier {
       if (typeof claims.nbf !== 'number' || !Number.isFinite(claims.nbf)) throw new JwtRejected('The token has an invalid nbf.');
       if (now + tolerance < claims.nbf * 1000) throw new JwtRejected('The token is not valid yet.');
     }
-    if (typeof claims.sub !== 'string' || claims.sub === '') throw new JwtRejected('The token names no subject.');
+    if (typeof claims.sub !== 'string' || claims.sub === '' || claims.sub.length > 255 || /[\u0000-\u001f]/.test(claims.sub)) {
+      throw new JwtRejected('The token names no usable subject.');
+    }
     return { subject: claims.sub, email: typeof claims.email === 'string' ? claims.email : null };
   }
 }

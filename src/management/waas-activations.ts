@@ -1,7 +1,7 @@
 import { ServiceError } from '../errors.js';
 import type { Router } from '../http/router.js';
-import { FieldReader, readJsonObject } from './json-body.js';
-import { groupKeyField, noContent, PUBLIC_ID, published, writer, type WaasDeps } from './waas-context.js';
+import { FieldReader } from './json-body.js';
+import { groupKeyField, noContent, PUBLIC_ID, published, readBody, writer, type WaasDeps } from './waas-context.js';
 
 const FIELDS = ['producerTenantPublicId', 'groupKey', 'integrationPublicId'] as const;
 
@@ -25,7 +25,7 @@ export function registerWaasActivations(router: Router, deps: WaasDeps): void {
 
   router.add('post', '/waas/activations', opts, async (ex) => {
     const caller = await writer(deps, ex);
-    const triple = await readTriple(await readJsonObject(ex));
+    const triple = await readTriple(await readBody(ex));
     const ws = await deps.auth.waasWorkspace(caller, triple.tenant, 'write');
     const integration = await deps.integrations.byPublicId(triple.integration);
     if (!integration || integration.producerWorkspaceId !== ws.id) throw new ServiceError('not_found', 'No such integration.');
@@ -36,7 +36,7 @@ export function registerWaasActivations(router: Router, deps: WaasDeps): void {
 
   router.add('del', '/waas/activations', opts, async (ex) => {
     const caller = await writer(deps, ex);
-    const triple = await readTriple(await readJsonObject(ex));
+    const triple = await readTriple(await readBody(ex));
     let ws;
     try {
       ws = await deps.auth.waasWorkspace(caller, triple.tenant, 'write');

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Caller, ManagementAuth } from '../auth/management-auth.js';
 import type { InvalidationBus } from '../cache/invalidation-bus.js';
-import { ServiceError } from '../errors.js';
+import { ServiceError, type FieldProblem } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
 import type { TopologyRepo } from '../storage/topology-repo.js';
 import type { WaasActivationRepo } from '../storage/waas-activation-repo.js';
@@ -9,7 +9,7 @@ import type { WaasBlockRepo } from '../storage/waas-block-repo.js';
 import type { WaasCatalogRepo } from '../storage/waas-catalog-repo.js';
 import type { WaasIntegrationRepo } from '../storage/waas-integration-repo.js';
 import type { WaasPackageRepo } from '../storage/waas-package-repo.js';
-import type { FieldReader } from './json-body.js';
+import { readJsonObject, type FieldReader } from './json-body.js';
 
 /** What the /waas/* handlers share. */
 export interface WaasDeps {
@@ -48,13 +48,35 @@ export async function published(deps: WaasDeps): Promise<void> {
   await deps.bus.publish('waas');
 }
 
-/** A decoded path parameter; one that cannot be decoded names nothing that exists. */
+/** A decoded path parameter; one that cannot be decoded (or holds NUL) names nothing that exists. */
 export function param(ex: Exchange, index: number): string {
+  let value: string;
   try {
-    return decodeURIComponent(ex.params[index]!);
+    value = decodeURIComponent(ex.params[index]!);
   } catch {
     throw new ServiceError('not_found', 'No such resource.');
   }
+  if (value.includes('\u0000')) throw new ServiceError('not_found', 'No such resource.');
+  return value;
+}
+
+/**
+ * The JSON object body of a /waas request. Strings holding NUL are refused
+ * here, for every field at once: Postgres text cannot store NUL, and such a
+ * value must be a 400 naming the field, not a failed query.
+ */
+export async function readBody(ex: Exchange): Promise<Record<string, unknown>> {
+  const body = await readJsonObject(ex);
+  const problems: FieldProblem[] = [];
+  const walk = (value: unknown, path: string): void => {
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) problems.push({ field: path, problem: 'must not contain NUL characters' });
+    } else if (Array.isArray(value)) value.forEach((v, i) => walk(v, `${path}[${i}]`));
+    else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) walk(v, path ? `${path}.${k}` : k);
+  };
+  walk(body, '');
+  if (problems.length > 0) throw new ServiceError('validation_failed', 'The request is not valid: strings must not contain NUL characters.', problems);
+  return body;
 }
 
 /**

@@ -4,8 +4,8 @@ import { ServiceError } from '../errors.js';
 import type { Router } from '../http/router.js';
 import { randomBytesPooled } from '../ids.js';
 import type { AcceptInto, IntegrationRow } from '../storage/waas-integration-repo.js';
-import { FieldReader, readJsonObject } from './json-body.js';
-import { param, PUBLIC_ID, published, writer, type WaasDeps } from './waas-context.js';
+import { FieldReader } from './json-body.js';
+import { param, PUBLIC_ID, published, readBody, writer, type WaasDeps } from './waas-context.js';
 
 const EMAIL = /^[^\s@<>",;]{1,64}@[^\s@<>",;]+\.[^\s@<>",;]+$/;
 
@@ -20,7 +20,7 @@ export function registerWaasIntegrations(router: Router, deps: WaasDeps): void {
 
   router.add('post', '/waas/integrations', opts, async (ex) => {
     const caller = await writer(deps, ex);
-    const r = new FieldReader(await readJsonObject(ex), ['producerTenantPublicId', 'email']);
+    const r = new FieldReader(await readBody(ex), ['producerTenantPublicId', 'email']);
     const tenant = r.string('producerTenantPublicId', { required: true, pattern: PUBLIC_ID.tenant });
     const email = r.string('email', { required: true, max: 254, pattern: EMAIL });
     r.done();
@@ -50,7 +50,7 @@ export function registerWaasIntegrations(router: Router, deps: WaasDeps): void {
   });
 
   router.add('post', '/waas/integrations/:integration/accept', opts, async (ex) => {
-    const r = new FieldReader(await readJsonObject(ex), ['inviteToken', 'licensePublicId', 'receivingTenantPublicId']);
+    const r = new FieldReader(await readBody(ex), ['inviteToken', 'licensePublicId', 'receivingTenantPublicId']);
     const token = r.string('inviteToken', { required: true, max: 200 });
     const licensePublicId = r.string('licensePublicId', { pattern: PUBLIC_ID.license });
     const receivingTenant = r.string('receivingTenantPublicId', { pattern: PUBLIC_ID.tenant });

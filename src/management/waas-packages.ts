@@ -3,9 +3,9 @@ import type { Exchange } from '../http/exchange.js';
 import type { Router } from '../http/router.js';
 import type { PackageRow } from '../storage/waas-package-repo.js';
 import type { WorkspaceRow } from '../storage/topology-repo.js';
-import { FieldReader, readJsonObject } from './json-body.js';
+import { FieldReader } from './json-body.js';
 import { slugify } from './package-slug.js';
-import { noContent, param, PUBLIC_ID, published, writer, type WaasDeps } from './waas-context.js';
+import { noContent, param, PUBLIC_ID, published, readBody, writer, type WaasDeps } from './waas-context.js';
 
 /**
  * Packages (reference §3, §4): named groups of a producer's streams. Access
@@ -30,7 +30,7 @@ export function registerWaasPackages(router: Router, deps: WaasDeps): void {
 
   router.add('post', base, opts, async (ex) => {
     const ws = await producer(ex);
-    const { name, description } = readPackage(await readJsonObject(ex));
+    const { name, description } = readPackage(await readBody(ex));
     const pkg = await deps.packages.create(ws.id, slugify(name), name, description ?? null);
     ex.sendJson(201, packageJson(pkg));
   });
@@ -42,7 +42,7 @@ export function registerWaasPackages(router: Router, deps: WaasDeps): void {
 
   router.add('put', `${base}/:pkg`, opts, async (ex) => {
     const ws = await producer(ex);
-    const { name, description } = readPackage(await readJsonObject(ex));
+    const { name, description } = readPackage(await readBody(ex));
     const pkg = await pkgOf(ws, ex);
     activeOnly(pkg);
     // An absent description keeps the current one; null clears it.
@@ -52,7 +52,7 @@ export function registerWaasPackages(router: Router, deps: WaasDeps): void {
 
   router.add('post', `${base}/:pkg/streams`, opts, async (ex) => {
     const ws = await producer(ex);
-    const r = new FieldReader(await readJsonObject(ex), ['catalogEntryPublicId']);
+    const r = new FieldReader(await readBody(ex), ['catalogEntryPublicId']);
     const cat = r.string('catalogEntryPublicId', { required: true, pattern: PUBLIC_ID.catalog });
     r.done();
     const pkg = await pkgOf(ws, ex);

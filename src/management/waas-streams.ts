@@ -3,8 +3,8 @@ import { StreamConflict, type CatalogItem, type StreamInput } from '../storage/w
 import type { WorkspaceRow } from '../storage/topology-repo.js';
 import { ServiceError } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
-import { FieldReader, readJsonObject } from './json-body.js';
-import { param, PUBLIC_ID, published, STREAM_NAME, writer, type WaasDeps } from './waas-context.js';
+import { FieldReader } from './json-body.js';
+import { param, PUBLIC_ID, published, readBody, STREAM_NAME, writer, type WaasDeps } from './waas-context.js';
 
 const STREAM_FIELDS = ['producerTenantPublicId', 'name', 'description', 'eventTypes', 'payloadSchema', 'isPublic'] as const;
 const EVENT_TYPE = /^[^\u0000-\u001f\u007f-\u009f]{1,255}$/;
@@ -18,7 +18,7 @@ export function registerWaasStreams(router: Router, deps: WaasDeps): void {
 
   router.add('put', '/waas/streams', opts, async (ex) => {
     const caller = await writer(deps, ex);
-    const { tenant, input } = readStream(await readJsonObject(ex), deps.maxBodyBytes);
+    const { tenant, input } = readStream(await readBody(ex), deps.maxBodyBytes);
     const ws = await deps.auth.waasWorkspace(caller, tenant, 'write');
     let applied;
     try {
@@ -37,7 +37,7 @@ export function registerWaasStreams(router: Router, deps: WaasDeps): void {
 
   router.add('post', '/waas/enable-producer', opts, async (ex) => {
     const caller = await writer(deps, ex);
-    const r = new FieldReader(await readJsonObject(ex), ['producerTenantPublicId']);
+    const r = new FieldReader(await readBody(ex), ['producerTenantPublicId']);
     const tenant = r.string('producerTenantPublicId', { required: true, pattern: PUBLIC_ID.tenant });
     r.done();
     const ws = await deps.auth.waasWorkspace(caller, tenant!, 'write');

@@ -4,8 +4,8 @@ import type { Exchange } from '../http/exchange.js';
 import type { Router } from '../http/router.js';
 import type { IntegrationRow, SubscriptionRow } from '../storage/waas-integration-repo.js';
 import type { BlockLedger } from '../routing/block-coverage.js';
-import { FieldReader, readJsonObject } from './json-body.js';
-import { noContent, param, PUBLIC_ID, published, writer, type WaasDeps } from './waas-context.js';
+import { FieldReader } from './json-body.js';
+import { noContent, param, PUBLIC_ID, published, readBody, writer, type WaasDeps } from './waas-context.js';
 
 /**
  * Subscriptions, from the partner's side (contract §5). Subscribing creates a
@@ -20,7 +20,7 @@ export function registerWaasSubscriptions(router: Router, deps: WaasDeps): void 
 
   router.add('post', base, opts, async (ex) => {
     const caller = await writer(deps, ex);
-    const r = new FieldReader(await readJsonObject(ex), ['catalogEntryPublicId']);
+    const r = new FieldReader(await readBody(ex), ['catalogEntryPublicId']);
     const cat = r.string('catalogEntryPublicId', { required: true, pattern: PUBLIC_ID.catalog });
     r.done();
     const integration = await partnerIntegration(deps, ex, caller, 'write');

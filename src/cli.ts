@@ -11,13 +11,16 @@ import { startNode } from './node.js';
 import { firstRunMessage } from './management/first-run.js';
 import { applyDeploy } from './deploy/apply-deploy.js';
 import { DeployFileError, readDeployFile } from './deploy/deploy-file.js';
+import { TopologyRepo } from './storage/topology-repo.js';
+import { MEMBER_ROLES, MembershipRepo, type MemberRole } from './storage/membership-repo.js';
 
 const USAGE = `usage:
   streamgate start [--roles ingress,delivery,management]
   streamgate deploy FILE
   streamgate migrate
   streamgate admin bootstrap --email EMAIL [--json]
-  streamgate admin keys [--json]`;
+  streamgate admin keys [--json]
+  streamgate admin grant --tenant ten_... --subject SUB --role Owner|Admin|Member`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -31,6 +34,7 @@ async function main(argv: string[]): Promise<number> {
     case 'admin':
       if (rest[0] === 'bootstrap') return runBootstrap(rest.slice(1));
       if (rest[0] === 'keys') return runListKeys(rest.slice(1));
+      if (rest[0] === 'grant') return runGrant(rest.slice(1));
       break;
   }
   process.stderr.write(`${USAGE}\n`);
@@ -140,6 +144,25 @@ async function runBootstrap(args: string[]): Promise<number> {
           'The keys are shown once; store them now.\n',
       );
     }
+    return 0;
+  });
+}
+
+/** Gives a console user (the identity provider's `sub`) a role on a workspace, for /waas/* console sessions. */
+async function runGrant(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, subject: { type: 'string' }, role: { type: 'string' } }, strict: true });
+  if (!values.tenant || !values.subject || !MEMBER_ROLES.includes(values.role as MemberRole)) {
+    process.stderr.write(`admin grant needs --tenant, --subject and --role (${MEMBER_ROLES.join(', ')})\n`);
+    return 2;
+  }
+  return withDatabase(async (sql) => {
+    const workspace = await new TopologyRepo(sql).workspaceByPublicId(values.tenant!);
+    if (!workspace) {
+      process.stderr.write(`no workspace ${values.tenant}\n`);
+      return 1;
+    }
+    await new MembershipRepo(sql).grant(workspace.id, values.subject!, values.role as MemberRole);
+    process.stdout.write(`${values.subject} is ${values.role} of ${values.tenant}\n`);
     return 0;
   });
 }

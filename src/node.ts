@@ -19,6 +19,9 @@ import type { NodeContext, RoleHandle } from './node-context.js';
 import { startIngressRole } from './ingress/ingress-role.js';
 import { startDeliveryRole } from './actors/delivery-role.js';
 import { startManagementRole } from './management/management-role.js';
+import { RoutingGate } from './routing/routing-gate.js';
+import { WaasGateRepo } from './storage/waas-gate-repo.js';
+import { DistributionRecorder } from './observability/distribution-metrics.js';
 
 /** The configured networks, plus loopback on a single machine when allowed. */
 function allowedNetworks(config: Readonly<Config>, embeddedLog: boolean): string[] {
@@ -90,7 +93,15 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
       router: new Router(app, log),
       topology,
       keys: new KeyAuthenticator(new KeyRepo(sql), config.ingress.cacheTtlMs),
-      routes: new RouteTable(topology, config.ingress.cacheTtlMs, config.delivery.timeoutMs),
+      routes: new RouteTable(topology, config.ingress.cacheTtlMs, config.delivery.timeoutMs, {
+        // A single node's in-process cache would only duplicate the gate's own: share only when clustered.
+        gate: new RoutingGate(new WaasGateRepo(sql), {
+          cache: backends.singleNode ? null : backends.cache,
+          sharedTtlSeconds: config.waas.gateViewTtlSeconds,
+          ttlMs: config.ingress.cacheTtlMs,
+        }),
+        versions: bus,
+      }),
       guard: new SsrfGuard(allowedNetworks(config, backends.eventLog.kind === 'embedded')),
     };
     bus.onInvalidate(() => {
@@ -98,6 +109,12 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
       ctx.routes.invalidate();
     });
     subscribeLogging(log);
+    if (config.roles.includes('delivery')) {
+      // Distributed-traffic counters (GET /waas/.../metrics/series) come from this node's deliveries.
+      const distribution = new DistributionRecorder(backends.cache, config.waas.metricsFlushMs);
+      distribution.start();
+      closers.push(() => distribution.stop());
+    }
 
     let ready = false;
     ctx.router.add('get', '/healthz', { maxBodyBytes: 0 }, (ex) => ex.sendJson(200, { status: 'ok' }));

@@ -71,6 +71,16 @@ export async function stopChild(child, graceMs = 20_000) {
   return { code, signal, ms: Math.round(performance.now() - started), killed };
 }
 
+/** The children running now, to stop later only those started after this point. */
+export function snapshot() {
+  return new Set(live);
+}
+
+/** Stops the children started since `before` (a phase that failed), leaving the others. */
+export async function stopStartedSince(before, graceMs = 5_000) {
+  await Promise.all([...live].filter((child) => !before.has(child)).map((child) => stopChild(child, graceMs)));
+}
+
 /** Stops every child still running (used by the orchestrator's cleanup path). */
 export async function stopAll(graceMs = 5_000) {
   closing = true;

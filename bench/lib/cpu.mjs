@@ -19,16 +19,41 @@ function cpuSeconds(pid) {
   }
 }
 
-/** `pids`: { label: pid }. Returns stop() -> { label: percent of one core }. */
+/** Whole-machine CPU seconds from /proc/stat: { busy, iowait } summed over all cores. */
+function machineSeconds() {
+  try {
+    const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/);
+    // user nice system idle iowait irq softirq steal (guest time is already in user)
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = ticks.map(Number);
+    return { busy: (user + nice + system + irq + softirq + steal) / TICKS_PER_S, iowait: iowait / TICKS_PER_S };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `pids`: { label: pid }. Returns stop() -> { label: percent of one core },
+ * plus `others`: what every process NOT listed used meanwhile (other
+ * engineers' test runs on a shared box: the noise), and `iowait` (cores idle
+ * waiting for the disk), both in % of one core too.
+ */
 export function startCpuMeter(pids) {
   const t0 = performance.now();
   const before = Object.fromEntries(Object.entries(pids).map(([label, pid]) => [label, cpuSeconds(pid)]));
+  const machine0 = machineSeconds();
   return () => {
     const wallS = (performance.now() - t0) / 1000;
     const out = {};
+    let ours = 0;
     for (const [label, pid] of Object.entries(pids)) {
       const end = cpuSeconds(pid);
       out[label] = end === null || before[label] === null ? null : Math.round(((end - before[label]) / wallS) * 100);
+      if (out[label] !== null) ours += end - before[label];
+    }
+    const machine1 = machineSeconds();
+    if (machine0 && machine1) {
+      out.others = Math.max(0, Math.round(((machine1.busy - machine0.busy - ours) / wallS) * 100));
+      out.iowait = Math.round(((machine1.iowait - machine0.iowait) / wallS) * 100);
     }
     return out;
   };
@@ -38,7 +63,7 @@ export function startCpuMeter(pids) {
 export function findPid(needle) {
   try {
     for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
+      if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
       try {
         if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) return Number(entry);
       } catch {

@@ -38,5 +38,23 @@ export async function startReceiver({ bodyBytes }) {
       }
       return { ...stats, complete: stats.unique >= expected };
     },
+    /**
+     * For a log that cannot be counted while streamgate runs: waits until at
+     * least `atLeast` events arrived (the 2xx count) and then nothing new for
+     * `quietMs` (requests in flight at the load's deadline are acked and
+     * delivered after it). `complete` is left to the caller, who counts the log later.
+     */
+    async waitForQuiet(atLeast, quietMs, timeoutMs, { onProgress } = {}) {
+      const until = Date.now() + timeoutMs;
+      let stats = await this.waitForUnique(atLeast, timeoutMs, { onProgress });
+      let changedAt = Date.now();
+      while (Date.now() - changedAt < quietMs && Date.now() < until) {
+        await sleep(100);
+        const next = await ask('stats');
+        if (next.unique !== stats.unique) changedAt = Date.now();
+        stats = next;
+      }
+      return stats;
+    },
   };
 }

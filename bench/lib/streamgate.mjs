@@ -11,11 +11,17 @@ const run = promisify(execFile);
 
 /** `streamgate admin bootstrap --json`: a license, a workspace and its two keys. */
 export async function bootstrapTenant(env) {
-  const { stdout } = await run(process.execPath, [CLI, 'admin', 'bootstrap', '--email', 'bench@example.com', '--json'], {
-    env,
-    timeout: 60_000,
-  });
-  return JSON.parse(stdout.trim().split('\n').pop());
+  try {
+    const { stdout } = await run(process.execPath, [CLI, 'admin', 'bootstrap', '--email', 'bench@example.com', '--json'], {
+      env,
+      timeout: 60_000,
+    });
+    return JSON.parse(stdout.trim().split('\n').pop());
+  } catch (err) {
+    // execFile's message is only the command line; what went wrong is on stderr.
+    if (err.stderr) err.message += `\n${err.stderr.trim().split('\n').slice(0, 10).join('\n')}`;
+    throw err;
+  }
 }
 
 /**

@@ -47,6 +47,7 @@ export class PartitionActor implements PartitionHandler {
   }
 
   async deliver(entries: LogEntry[], keepAlive: () => Promise<void>): Promise<void> {
+    await this.routes.sync(); // these events were accepted before this fetch: route them on a view at least that new
     const seen = this.tracker.highestSeen;
     for (const entry of entries) {
       // After a rebalance the log replays from the committed offset; what this

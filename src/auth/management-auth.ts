@@ -3,8 +3,10 @@ import type { Exchange } from '../http/exchange.js';
 import type { KeyProfile } from './api-key.js';
 import type { KeyAuthenticator } from './key-authenticator.js';
 import type { TopologyRepo, WorkspaceRow } from '../storage/topology-repo.js';
+import type { MemberRole, MembershipRepo } from '../storage/membership-repo.js';
+import { JwtRejected, type ConsoleJwtVerifier } from './console-jwt.js';
 
-/** Who is calling the management API. */
+/** A caller authenticated by an API key. */
 export interface Principal {
   kind: 'key';
   keyId: string;
@@ -15,7 +17,20 @@ export interface Principal {
   profile: KeyProfile;
 }
 
+/** A signed-in console user: the identity provider's `sub`, mapped to memberships. */
+export interface ConsolePrincipal {
+  kind: 'console';
+  subject: string;
+  email: string | null;
+}
+
+/** Who is calling /waas/*: an API key or a console session. */
+export type Caller = Principal | ConsolePrincipal;
+
 export type Permission = 'configure' | 'connect';
+
+/** What a /waas/* operation needs on a workspace. */
+export type Access = 'read' | 'write';
 
 const PERMISSIONS: Record<KeyProfile, readonly Permission[]> = {
   ingress: [],
@@ -23,20 +38,25 @@ const PERMISSIONS: Record<KeyProfile, readonly Permission[]> = {
   build: ['configure', 'connect'],
 };
 
+const WRITERS: readonly MemberRole[] = ['Owner', 'Admin'];
+
 /**
  * Management authentication (contract §2): `X-Api-Key: qak_…` or
  * `Authorization: Bearer qak_…`, with `X-License-PublicId` naming the key's
- * license. Resources outside the caller's reach answer 404, never 403, so
- * their existence does not leak.
+ * license; or, on /waas/*, a console session `Authorization: Bearer <JWT>`
+ * (a bearer that does not start with `qak_`). Resources outside the caller's
+ * reach answer 404, never 403, so their existence does not leak.
  */
 export class ManagementAuth {
   constructor(
     private readonly keys: KeyAuthenticator,
     private readonly topology: TopologyRepo,
+    private readonly console: { verifier: ConsoleJwtVerifier; memberships: MembershipRepo } | null = null,
   ) {}
 
+  /** API keys only (the /v1 configuration API). */
   async authenticate(exchange: Exchange): Promise<Principal> {
-    const bearer = /^Bearer\s+(.+)$/i.exec(exchange.headers.authorization ?? '')?.[1];
+    const bearer = bearerOf(exchange);
     const presented = exchange.headers['x-api-key'] ?? bearer;
     if (!presented) throw new ServiceError('unauthorized', 'Send an API key in X-Api-Key (or Authorization: Bearer) with X-License-PublicId.');
     let key;
@@ -59,6 +79,27 @@ export class ManagementAuth {
     };
   }
 
+  /** An API key or a console session (the /waas/* API). */
+  async authenticateCaller(exchange: Exchange): Promise<Caller> {
+    const bearer = bearerOf(exchange);
+    if (exchange.headers['x-api-key'] === undefined && bearer !== undefined && !bearer.startsWith('qak_')) {
+      if (!this.console?.verifier.enabled) throw new ServiceError('unauthorized', 'Console sessions are not configured on this server.');
+      try {
+        const session = await this.console.verifier.verify(bearer);
+        return { kind: 'console', subject: session.subject, email: session.email };
+      } catch (err) {
+        if (err instanceof JwtRejected) throw new ServiceError('unauthorized', err.message);
+        throw err;
+      }
+    }
+    return this.authenticate(exchange);
+  }
+
+  /** True when the caller sent credentials at all (accept works without them). */
+  hasCredentials(exchange: Exchange): boolean {
+    return exchange.headers['x-api-key'] !== undefined || bearerOf(exchange) !== undefined;
+  }
+
   require(principal: Principal, permission: Permission): void {
     if (!PERMISSIONS[principal.profile].includes(permission)) {
       throw new ServiceError('missing_permission', `A key of profile ${principal.profile} cannot do this.`);
@@ -68,9 +109,67 @@ export class ManagementAuth {
   /** The workspace named in the path, if the principal may see it; 404 otherwise. */
   async workspace(principal: Principal, tenantPublicId: string): Promise<WorkspaceRow> {
     const ws = await this.topology.workspaceByPublicId(tenantPublicId);
-    if (!ws || ws.licenseId !== principal.licenseId || (principal.workspaceId !== null && principal.workspaceId !== ws.id)) {
-      throw new ServiceError('not_found', 'No such workspace.');
+    if (!ws || !keyReaches(principal, ws)) throw new ServiceError('not_found', 'No such workspace.');
+    return ws;
+  }
+
+  /**
+   * The workspace a /waas/* operation addresses, checked for the caller:
+   * writes need a key with Connect permissions (a Build key; others get 403
+   * missing_permission before anything is looked up) or the Owner/Admin role;
+   * a workspace the caller cannot reach is 404 whichever it is.
+   */
+  async waasWorkspace(caller: Caller, tenantPublicId: string, access: Access): Promise<WorkspaceRow> {
+    if (caller.kind === 'key') {
+      if (access === 'write') this.require(caller, 'connect');
+      return this.workspace(caller, tenantPublicId);
+    }
+    const ws = await this.topology.workspaceByPublicId(tenantPublicId);
+    const role = ws ? await this.roleOf(caller, ws.id) : null;
+    if (!ws || role === null) throw new ServiceError('not_found', 'No such workspace.');
+    if (access === 'write' && !WRITERS.includes(role)) {
+      throw new ServiceError('missing_permission', `The ${role} role cannot change this workspace; Owner or Admin can.`);
     }
     return ws;
   }
+
+  /** Like waasWorkspace, for a workspace already loaded; false instead of throwing 404. */
+  async reaches(caller: Caller, ws: WorkspaceRow, access: Access): Promise<boolean> {
+    if (caller.kind === 'key') {
+      if (access === 'write') this.require(caller, 'connect');
+      return keyReaches(caller, ws);
+    }
+    const role = await this.roleOf(caller, ws.id);
+    if (role === null) return false;
+    if (access === 'write' && !WRITERS.includes(role)) {
+      throw new ServiceError('missing_permission', `The ${role} role cannot change this workspace; Owner or Admin can.`);
+    }
+    return true;
+  }
+
+  /**
+   * True when the caller owns or administers the license (accepting an
+   * integration onto it): a Build key of that license, or a console user who
+   * is Owner or Admin of one of its workspaces.
+   */
+  async administersLicense(caller: Caller, licensePublicId: string, licenseId: string | null): Promise<boolean> {
+    if (caller.kind === 'key') {
+      if (caller.licensePublicId !== licensePublicId) return false;
+      this.require(caller, 'connect');
+      return true;
+    }
+    return licenseId !== null && this.console !== null && this.console.memberships.administersLicense(licenseId, caller.subject);
+  }
+
+  private async roleOf(caller: ConsolePrincipal, workspaceId: string): Promise<MemberRole | null> {
+    return this.console ? this.console.memberships.role(workspaceId, caller.subject) : null;
+  }
+}
+
+function bearerOf(exchange: Exchange): string | undefined {
+  return /^Bearer\s+(.+)$/i.exec(exchange.headers.authorization ?? '')?.[1]?.trim();
+}
+
+function keyReaches(principal: Principal, ws: WorkspaceRow): boolean {
+  return ws.licenseId === principal.licenseId && (principal.workspaceId === null || principal.workspaceId === ws.id);
 }

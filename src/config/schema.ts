@@ -45,6 +45,19 @@ export interface Config {
     maxSocketsPerOrigin: number;
   };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
+  auth: {
+    console: {
+      issuer: string;
+      audience: string;
+      jwksUrl: string;
+      publicKeyPem: string;
+      sharedSecret: string;
+      algorithms: Array<'RS256' | 'ES256' | 'HS256'>;
+      clockToleranceMs: number;
+      jwksCacheTtlMs: number;
+    };
+  };
+  waas: { metricsFlushMs: number; gateViewTtlSeconds: number };
 }
 
 type Leaf =
@@ -101,4 +114,17 @@ export const schema: SchemaNode = obj({
     maxSocketsPerOrigin: int(1, 10_000),
   }),
   log: obj({ level: { kind: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] } }),
+  auth: obj({
+    console: obj({
+      issuer: str(),
+      audience: str(),
+      jwksUrl: str(/^$|^https?:\/\//),
+      publicKeyPem: str(/^$|-----BEGIN [A-Z ]+-----/),
+      sharedSecret: str(),
+      algorithms: { kind: 'list', item: { kind: 'enum', values: ['RS256', 'ES256', 'HS256'] }, minItems: 1 },
+      clockToleranceMs: int(0, 600_000),
+      jwksCacheTtlMs: int(1_000, 86_400_000),
+    }),
+  }),
+  waas: obj({ metricsFlushMs: int(10, 60_000), gateViewTtlSeconds: int(1, 7 * 86_400) }),
 });

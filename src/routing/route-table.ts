@@ -1,6 +1,7 @@
 import { TtlCache } from '../cache/ttl-cache.js';
 import type { EventRecord } from '../log/event-record.js';
 import type { TopologyRepo } from '../storage/topology-repo.js';
+import type { RoutingGate } from './routing-gate.js';
 import { withTargetDefaults, type TargetSettings } from './target-settings.js';
 
 /** A target as delivery sees it: where to send and how. */
@@ -11,27 +12,124 @@ export interface RouteTarget {
   url: URL;
   settings: TargetSettings;
   disabled: boolean;
+  /**
+   * Set when the target belongs to an integration partner: the event of a
+   * producer's stream reaches it through the partner's receiving queue
+   * (contract §5). Delivery should treat that queue and workspace as the
+   * ones the event came through (signing keys, queue settings); metrics
+   * count these deliveries as distributed traffic.
+   */
+  via?: PartnerRoute;
+}
+
+/** How an event of a producer's stream came to a partner's target. */
+export interface PartnerRoute {
+  producerWorkspaceId: string;
+  producerTenantPublicId: string;
+  catalogEntryPublicId: string;
+  integrationPublicId: string;
+  receivingWorkspaceId: string;
+  receivingTenantPublicId: string;
+  receivingQueueId: string;
+  receivingQueueName: string;
+}
+
+/** Reads the cluster's config version (InvalidationBus). */
+export interface VersionSource {
+  currentVersion(): Promise<number>;
+}
+
+export interface RouteTableOptions {
+  /** Partner fan-out of producers' streams; without it only a queue's own targets are returned. */
+  gate?: RoutingGate;
+  versions?: VersionSource;
 }
 
 /**
- * Which targets a queue delivers to. Read by every partition actor for every
- * record, so it is cached in-process; management writes clear it on every node
- * through the invalidation bus, and the TTL bounds staleness if a message is lost.
+ * Which targets an event goes to: the targets of the queue it came through,
+ * plus, for an event of a producer's stream, the targets of each partner's
+ * receiving queue that the routing gate opens for the event's group key.
+ *
+ * Read by every partition actor for every record, so it is cached in-process;
+ * management writes clear it on every node through the invalidation bus, and
+ * `sync()` (called before each batch) drops it when the config version moved,
+ * so no batch is routed on a view older than the writes answered before its
+ * events were accepted. The TTL bounds staleness if a message is lost.
  */
 export class RouteTable {
   private readonly cache: TtlCache<RouteTarget[]>;
+  private version: number | null = null;
+  private syncing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly repo: TopologyRepo,
     ttlMs: number,
     private readonly defaultTimeoutMs: number,
+    private readonly options: RouteTableOptions = {},
   ) {
     this.cache = new TtlCache(ttlMs);
   }
 
+  /**
+   * Makes the in-process view at least as new as the cluster's config version
+   * now. A batch is fetched from the log after its events were accepted, and a
+   * write bumps the version before it answers, so calling this when a batch
+   * arrives covers every write answered before any event of the batch was
+   * accepted. Never throws: when the version cannot be read the view is dropped
+   * and rebuilt from Postgres, which is slower but never stale.
+   */
+  sync(): Promise<void> {
+    const versions = this.options.versions;
+    if (!versions) return Promise.resolve();
+    // Partition actors call this concurrently. Each call reads the version
+    // itself (one started after a write must see it), but the reads run one
+    // after another so their results are applied in order: two overlapping
+    // reads could otherwise finish out of order and move the view back to an
+    // older version.
+    this.syncing = this.syncing.then(async () => {
+      let version: number | null;
+      try {
+        version = await versions.currentVersion();
+      } catch {
+        version = null;
+      }
+      if (version !== null && version === this.version) return;
+      this.version = version;
+      this.cache.clear();
+      this.options.gate?.useVersion(version);
+    });
+    return this.syncing;
+  }
+
   /** The targets one event goes to. */
-  targetsFor(record: Pick<EventRecord, 'queueId'>): Promise<RouteTarget[]> {
-    return this.queueTargets(record.queueId);
+  async targetsFor(record: Pick<EventRecord, 'queueId'> & { groupKey?: string | null }): Promise<RouteTarget[]> {
+    const own = await this.queueTargets(record.queueId);
+    const gate = this.options.gate;
+    // No group key, no activation can match (reference §1): nothing goes to partners.
+    if (!gate || !record.groupKey) return own;
+    const open = await gate.open(record.queueId, record.groupKey);
+    if (!open) return own;
+    const targets = [...own];
+    const seen = new Set(own.map((t) => t.id));
+    const { stream } = open;
+    for (const sub of open.subscriptions) {
+      const via: PartnerRoute = {
+        producerWorkspaceId: stream.producerWorkspaceId,
+        producerTenantPublicId: stream.producerTenantPublicId,
+        catalogEntryPublicId: stream.catalogEntryPublicId,
+        integrationPublicId: sub.integrationPublicId,
+        receivingWorkspaceId: sub.receivingWorkspaceId,
+        receivingTenantPublicId: sub.receivingTenantPublicId,
+        receivingQueueId: sub.receivingQueueId,
+        receivingQueueName: sub.receivingQueueName,
+      };
+      for (const target of await this.queueTargets(sub.receivingQueueId)) {
+        if (seen.has(target.id)) continue;
+        seen.add(target.id);
+        targets.push({ ...target, via });
+      }
+    }
+    return targets;
   }
 
   private queueTargets(queueId: string): Promise<RouteTarget[]> {
@@ -49,5 +147,6 @@ export class RouteTable {
 
   invalidate(): void {
     this.cache.clear();
+    this.options.gate?.clear();
   }
 }

@@ -102,6 +102,7 @@ export function backendEnv(b: Backends, port: number): Record<string, string> {
     REDIS_URL: embedded ? '' : REDIS_URL,
     KAFKA_BROKERS: embedded ? '' : KAFKA_BROKERS,
     STREAMGATE_DATA_DIR: b.dataDir,
+    STREAMGATE_REDIS_PREFIX: b.redisPrefix,
     STREAMGATE_KAFKA_TOPIC: b.topic,
     STREAMGATE_KAFKA_GROUP: b.groupId,
     STREAMGATE_ALLOW_NETWORKS: '127.0.0.0/8',

@@ -1,0 +1,29 @@
+import type { Sql } from './db.js';
+
+export type MemberRole = 'Owner' | 'Admin' | 'Member';
+export const MEMBER_ROLES: readonly MemberRole[] = ['Owner', 'Admin', 'Member'];
+
+/** Console users' roles on workspaces: the `sub` of a console token → Owner, Admin or Member. */
+export class MembershipRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async role(workspaceId: string, subject: string): Promise<MemberRole | null> {
+    const [row] = await this.sql<{ role: MemberRole }[]>`
+      SELECT role FROM memberships WHERE workspace_id = ${workspaceId} AND subject = ${subject}`;
+    return row?.role ?? null;
+  }
+
+  /** True when the subject is Owner or Admin of any workspace of the license ("an account it administers"). */
+  async administersLicense(licenseId: string, subject: string): Promise<boolean> {
+    const rows = await this.sql`
+      SELECT 1 FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+      WHERE w.license_id = ${licenseId} AND m.subject = ${subject} AND m.role IN ('Owner', 'Admin') LIMIT 1`;
+    return rows.length > 0;
+  }
+
+  async grant(workspaceId: string, subject: string, role: MemberRole): Promise<void> {
+    await this.sql`
+      INSERT INTO memberships (workspace_id, subject, role) VALUES (${workspaceId}, ${subject}, ${role})
+      ON CONFLICT (workspace_id, subject) DO UPDATE SET role = EXCLUDED.role`;
+  }
+}

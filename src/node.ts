@@ -36,6 +36,8 @@ export interface RunningNode {
   roles: readonly Role[];
   /** The HTTP routes this process serves (for the OpenAPI check). */
   routes: readonly RouteInfo[];
+  /** The cluster's configuration version (bumped by every cache-invalidating write). */
+  configVersion(): Promise<number>;
   /** Set when this start bootstrapped an empty database (keys shown once). */
   firstRun: FirstRunInfo | null;
   stop(): Promise<void>;
@@ -160,6 +162,7 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
       roles: [...config.roles],
       routes: ctx.router.routes,
       firstRun,
+      configVersion: () => bus.currentVersion(),
       stop: () => {
         stopping ??= (async () => {
           ready = false;

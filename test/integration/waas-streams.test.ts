@@ -1,6 +1,5 @@
 import t from 'tap';
-import { Redis } from 'ioredis';
-import { freshBackends, REDIS_URL } from '../helpers/backends.js';
+import { freshBackends } from '../helpers/backends.js';
 import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js';
 import { connectDatabase } from '../../src/storage/db.js';
 import { Waas } from '../helpers/waas.js';
@@ -14,9 +13,8 @@ const api = clientFor(node.port, creds);
 const waas = new Waas(api);
 const sql = connectDatabase(backends.databaseUrl, 2);
 t.teardown(() => sql.end());
-const redis = new Redis(REDIS_URL);
-t.teardown(() => void redis.disconnect());
-const configVersion = async () => Number((await redis.get(`${backends.redisPrefix}config:version`)) ?? 0);
+// The cluster's config version: bumped by every write that invalidates caches.
+const configVersion = () => node.configVersion();
 const put = (body: Record<string, unknown>) => api.manage('PUT', '/waas/streams', { producerTenantPublicId: creds.tenantPublicId, ...body });
 
 t.test('rule 1: one call promotes the workspace, makes the queue Public with header extraction, and upserts the catalog entry', async (t) => {

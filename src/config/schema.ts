@@ -29,7 +29,21 @@ export interface Config {
     heartbeatIntervalMs: number;
     producer: { lingerMs: number; maxBatch: number; maxInFlight: number };
   };
-  ingress: { keyMaxBytes: number; cacheTtlMs: number };
+  ingress: {
+    keyMaxBytes: number;
+    cacheTtlMs: number;
+    validation: 'inline' | 'pool';
+    validationThreads: number;
+    validationBatchMax: number;
+    signatureSkewSeconds: number;
+    paymentsToleranceSeconds: number;
+    hopBudget: number;
+    dedupWindowSeconds: number;
+    idempotencyKeyMaxBytes: number;
+    idempotencyPendingTtlMs: number;
+    idempotencyWaitMs: number;
+    mappedHeaderMaxBytes: number;
+  };
   delivery: {
     allowNetworks: string[];
     timeoutMs: number;
@@ -81,7 +95,21 @@ export const schema: SchemaNode = obj({
     heartbeatIntervalMs: int(100, 60_000),
     producer: obj({ lingerMs: int(0, 1000), maxBatch: int(1, 100_000), maxInFlight: int(1, 64) }),
   }),
-  ingress: obj({ keyMaxBytes: int(1, 65_536), cacheTtlMs: int(0, 3_600_000) }),
+  ingress: obj({
+    keyMaxBytes: int(1, 65_536),
+    cacheTtlMs: int(0, 3_600_000),
+    validation: { kind: 'enum', values: ['inline', 'pool'] },
+    validationThreads: int(1, 64),
+    validationBatchMax: int(1, 100_000),
+    signatureSkewSeconds: int(1, 86_400),
+    paymentsToleranceSeconds: int(1, 86_400),
+    hopBudget: int(1, 100),
+    dedupWindowSeconds: int(0, 30 * 86_400),
+    idempotencyKeyMaxBytes: int(1, 65_536),
+    idempotencyPendingTtlMs: int(1_000, 3_600_000),
+    idempotencyWaitMs: int(0, 600_000),
+    mappedHeaderMaxBytes: int(1, 65_536),
+  }),
   delivery: obj({
     allowNetworks: { kind: 'list', item: { kind: 'cidr' } },
     timeoutMs: int(100, 600_000),

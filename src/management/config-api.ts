@@ -5,11 +5,10 @@ import type { Exchange } from '../http/exchange.js';
 import type { Router } from '../http/router.js';
 import type { KeyProfile } from '../auth/api-key.js';
 import type { SsrfGuard } from '../delivery/ssrf-guard.js';
-import { withQueueDefaults } from '../routing/queue-settings.js';
 import type { LicenseRepo } from '../storage/license-repo.js';
 import type { QueueRow, TargetRow, TopologyRepo, Upserted, WorkspaceRow } from '../storage/topology-repo.js';
 import { FieldReader, readJsonObject } from './json-body.js';
-import { readQueueSettings } from './queue-input.js';
+import { queueSettingsView, readQueueSettings } from './queue-input.js';
 import { readTarget } from './target-input.js';
 
 export interface ConfigApiDeps {
@@ -148,7 +147,7 @@ function queueJson(ws: WorkspaceRow, row: QueueRow) {
     publicId: row.publicId,
     name: row.name,
     tenantPublicId: ws.publicId,
-    ...withQueueDefaults(row.settings),
+    ...queueSettingsView(row.settings),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

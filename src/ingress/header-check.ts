@@ -1,4 +1,5 @@
-import { ServiceError } from '../errors.js';
+import { errorEnvelope, ServiceError } from '../errors.js';
+import type { Exchange } from '../http/exchange.js';
 
 // C0 controls except HTAB, DEL, and U+FFFD: the HTTP layer decodes header bytes
 // as UTF-8 and puts U+FFFD where they were not valid UTF-8.
@@ -28,4 +29,21 @@ export function checkIdempotencyKey(value: string | undefined, maxBytes: number)
     throw new ServiceError('invalid_header', `The Idempotency-Key header is over the limit of ${maxBytes} bytes.`, { header: 'idempotency-key' });
   }
   return value;
+}
+
+/**
+ * Refuses ambiguous body framing (RFC 9112 §6.3): Content-Length that is not
+ * one number (several differing headers arrive joined as "5, 7") or together
+ * with Transfer-Encoding. uWS picks one reading and carries on; another hop
+ * might pick the other, which is how requests are smuggled. The answer closes
+ * the connection, since the bytes after this request cannot be trusted.
+ * Returns true when it answered.
+ */
+export function refuseAmbiguousFraming(exchange: Exchange): boolean {
+  const length = exchange.headers['content-length'];
+  const badLength = length !== undefined && !/^\d{1,15}$/.test(length);
+  if (!badLength && (length === undefined || exchange.headers['transfer-encoding'] === undefined)) return false;
+  const err = new ServiceError('invalid_header', 'The request has conflicting or malformed Content-Length / Transfer-Encoding headers.', { header: 'content-length' });
+  exchange.send(err.status, errorEnvelope(err), { 'content-type': 'application/json' }, true);
+  return true;
 }

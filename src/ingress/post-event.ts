@@ -6,7 +6,7 @@ import type { EventLogWriter } from '../log/event-log.js';
 import type { EventRecord } from '../log/event-record.js';
 import { acceptedChannel } from '../observability/channels.js';
 import { extractContext } from './event-context.js';
-import { checkHeaderValues, checkIdempotencyKey } from './header-check.js';
+import { checkHeaderValues, checkIdempotencyKey, refuseAmbiguousFraming } from './header-check.js';
 import { checkHopPath } from './hop-path.js';
 import type { IdempotencyGate } from './idempotency.js';
 import { liftMappedHeaders } from './mapped-headers.js';
@@ -30,7 +30,7 @@ const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
  * POST /events/{tenant}/{queue} and its sandbox twin. The steps, each of which
  * may refuse with its reference §7 code; nothing refused reaches the log:
  *
- *   resolve queue ─► mode usable ─► authenticate ─► IP allowlist ─► queue state
+ *   framing ─► resolve queue ─► mode usable ─► authenticate ─► IP allowlist ─► queue state
  *   ─► sandbox parameters ─► header hygiene ─► X-Service-Path ─► body, context,
  *   mapped headers ─► Idempotency-Key ─► append ─► 202 once Kafka acknowledged
  *
@@ -39,6 +39,7 @@ const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
  */
 export function postEventHandler(deps: PostEventDeps, sandbox: boolean) {
   return async (exchange: Exchange): Promise<void> => {
+    if (refuseAmbiguousFraming(exchange)) return;
     const [tenant, queueName] = exchange.params as [string, string];
     const found = deps.queues.resolve(decodeSegment(tenant), decodeSegment(queueName));
     const queue = found instanceof Promise ? await found : found;
@@ -135,11 +136,22 @@ function accepted(exchange: Exchange, queue: QueueView, record: EventRecord): vo
   }
 }
 
+// No workspace id or queue name holds a control character or runs past 200
+// characters; refusing them here also keeps NUL (which Postgres cannot take in
+// text) away from the query.
+const NOT_A_NAME = /[\u0000-\u001f\u007f]/;
+
 function decodeSegment(segment: string): string {
-  if (!segment.includes('%')) return segment;
-  try {
-    return decodeURIComponent(segment);
-  } catch {
+  let decoded = segment;
+  if (segment.includes('%')) {
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      decoded = '\u0000';
+    }
+  }
+  if (decoded.length === 0 || decoded.length > 200 || NOT_A_NAME.test(decoded)) {
     throw new ServiceError('not_found', 'No such workspace or queue.');
   }
+  return decoded;
 }

@@ -128,11 +128,15 @@ function sendUpserted(ex: Exchange, result: Pick<Upserted<unknown>, 'created' | 
 }
 
 function decode(segment: string): string {
+  let decoded: string;
   try {
-    return decodeURIComponent(segment);
+    decoded = decodeURIComponent(segment);
   } catch {
     throw new ServiceError('not_found', 'No such resource.');
   }
+  // NUL and other controls name nothing (and Postgres cannot take NUL in text: a 500 otherwise).
+  if (/[\u0000-\u001f\u007f]/.test(decoded)) throw new ServiceError('not_found', 'No such resource.');
+  return decoded;
 }
 
 function checkName(name: string, field: string): string {

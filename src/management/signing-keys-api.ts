@@ -34,9 +34,13 @@ export function registerSigningKeysApi(router: Router, deps: SigningKeysApiDeps)
 }
 
 function decode(segment: string): string {
+  let decoded: string;
   try {
-    return decodeURIComponent(segment);
+    decoded = decodeURIComponent(segment);
   } catch {
     throw new ServiceError('not_found', 'No such workspace.');
   }
+  // NUL and other controls name nothing (and Postgres cannot take NUL in text: a 500 otherwise).
+  if (/[\u0000-\u001f\u007f]/.test(decoded)) throw new ServiceError('not_found', 'No such workspace.');
+  return decoded;
 }

@@ -44,7 +44,7 @@ export function rawRequest(port: number, bytes: Buffer, timeoutMs = 1500): Promi
 
 /** A request as raw bytes: the request line, headers as given (no checks), and the body. */
 export function rawPost(target: string, headers: Array<[string, string | Buffer]>, body: Buffer): Buffer {
-  const parts: Buffer[] = [Buffer.from(`POST ${target} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: ${body.length}\r\n`, 'latin1')];
+  const parts: Buffer[] = [Buffer.from(`POST ${target} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: ${body.length}\r\n`, 'utf8')];
   for (const [name, value] of headers) parts.push(Buffer.from(`${name}: `, 'latin1'), Buffer.isBuffer(value) ? value : Buffer.from(value, 'utf8'), Buffer.from('\r\n'));
   parts.push(Buffer.from('connection: close\r\n\r\n'), body);
   return Buffer.concat(parts);

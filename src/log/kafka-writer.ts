@@ -24,6 +24,7 @@ export class KafkaWriter implements EventLogWriter {
   private readonly producer: Producer;
   private waiting: Waiting[] = [];
   private timer: NodeJS.Timeout | null = null;
+  private immediate: NodeJS.Immediate | null = null;
   private inFlight = 0;
   private readonly settled = new Set<Promise<void>>();
 
@@ -45,14 +46,21 @@ export class KafkaWriter implements EventLogWriter {
     return new Promise<void>((resolve, reject) => {
       this.waiting.push({ message: { key: record.partitionKey, value: encodeEvent(record) }, resolve, reject });
       if (this.waiting.length >= this.settings.producer.maxBatch) this.flush();
-      else this.timer ??= setTimeout(() => this.flush(), this.settings.producer.lingerMs);
+      else if (this.settings.producer.lingerMs === 0) this.immediate ??= setImmediate(this.flushNow);
+      else this.timer ??= setTimeout(this.flushNow, this.settings.producer.lingerMs);
     });
   }
+
+  private readonly flushNow = (): void => this.flush();
 
   private flush(): void {
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = null;
+    }
+    if (this.immediate) {
+      clearImmediate(this.immediate);
+      this.immediate = null;
     }
     while (this.waiting.length > 0 && this.inFlight < this.settings.producer.maxInFlight) {
       const batch = this.waiting.splice(0, this.settings.producer.maxBatch);

@@ -23,7 +23,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readOptions } from './lib/options.mjs';
@@ -178,6 +178,7 @@ async function main() {
 const pct = (x) => `${(x * 100).toFixed(1)} %`;
 const int = (n) => (n === null || n === undefined ? '–' : Math.round(n).toLocaleString('en-US'));
 const ms = (n) => (n === null || n === undefined ? '–' : n === 0 ? '<1' : String(n));
+const perEvent = (load, who) => (load.cpu[who] == null || !load.acceptedPerS ? '–' : ((load.cpu[who] / 100) * 1e6 / load.acceptedPerS).toFixed(0));
 const cpuText = (cpu) => Object.entries(cpu).map(([who, p]) => `${who} ${p ?? '?'} %`).join(', ');
 
 function table(head, rows) {
@@ -191,21 +192,21 @@ function report({ options: o, auths, baselines, rows, profile, workDir }) {
   out.push('# streamgate ingress by auth mode and validation engine');
   out.push('');
   out.push(`- date: ${new Date().toISOString()}`);
-  out.push(`- node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'})`);
+  out.push(`- node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}); load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' / ')} (1/5/15 min: other work on the machine skews every figure)`);
   out.push(`- ${o.duration} s per phase (+${o.warmup} s warm-up), ${o.connections} connections, pipelining ${o.pipelining}, body ${o.bodyBytes} B JSON, ${o.keys} partition keys`);
   out.push('- streamgate: `streamgate start --roles ingress` (no delivery, no management), one fresh node per engine, Kafka acks=all');
   out.push('- baseline: bare uWebSockets.js answering 202 at once, loaded by the same request generator (the signed generator signs every request)');
   if (profile) out.push(`- profiled with --cpu-prof: profiles in ${workDir}`);
   out.push('');
   out.push(table(
-    ['phase', 'accepted ev/s', 'vs baseline', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'records written', 'CPU'],
+    ['phase', 'accepted ev/s', 'vs baseline', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'records written', 'server CPU µs/event', 'CPU'],
     [
-      ...auths.map((auth) => ['baseline, ' + auth + ' requests', int(baselines[auth].acceptedPerS), '100 %', ms(baselines[auth].p50), ms(baselines[auth].p99), ms(baselines[auth].max), int(baselines[auth].non2xx), int(baselines[auth].errors), '–', cpuText(baselines[auth].cpu)]),
+      ...auths.map((auth) => ['baseline, ' + auth + ' requests', int(baselines[auth].acceptedPerS), '100 %', ms(baselines[auth].p50), ms(baselines[auth].p99), ms(baselines[auth].max), int(baselines[auth].non2xx), int(baselines[auth].errors), '–', perEvent(baselines[auth], 'server'), cpuText(baselines[auth].cpu)]),
       ...rows.map(({ engine, auth, result, baseline }) => [
         `${auth}, validation ${engine}`,
         int(result.acceptedPerS),
         pct(result.acceptedPerS / baseline.acceptedPerS),
-        ms(result.p50), ms(result.p99), ms(result.max), int(result.non2xx), int(result.errors), int(result.written), cpuText(result.cpu),
+        ms(result.p50), ms(result.p99), ms(result.max), int(result.non2xx), int(result.errors), int(result.written), perEvent(result, 'streamgate'), cpuText(result.cpu),
       ]),
     ],
   ));
@@ -213,6 +214,7 @@ function report({ options: o, auths, baselines, rows, profile, workDir }) {
   out.push('- accepted = 2xx answers; latency percentiles over 2xx only (autocannon, 1 ms resolution).');
   out.push('- records written = growth of the Kafka topic during the phase: at least the 2xx count (requests in flight at the deadline are still acked).');
   out.push('- CPU = % of one core per process over the phase; on 2 cores, autocannon near 100 % means the load generator is the limit.');
+  out.push('- server CPU µs/event = CPU time of the server process / accepted events: what one event costs, less sensitive than ev/s to other work on the machine.');
   return `${out.join('\n')}\n`;
 }
 

@@ -15,5 +15,5 @@ const cpu0 = process.cpuUsage();
 await Promise.all(Array.from({ length: conns }, async () => { while (Date.now() < until) { const t0 = performance.now(); await w.append(rec(n++)); lat.push(performance.now() - t0); } }));
 const cpu = process.cpuUsage(cpu0);
 lat.sort((a, b) => a - b);
-console.log(`linger ${linger} conns ${conns} inflight ${inflight}: ${Math.round(n / 5)} ev/s p50 ${lat[lat.length >> 1].toFixed(2)} p99 ${lat[Math.floor(lat.length * 0.99)].toFixed(2)} cpu ${Math.round((cpu.user + cpu.system) / 50000)}%`);
+console.log(`linger ${linger} conns ${conns} inflight ${inflight}: ${Math.round(n / 5)} ev/s, ${((cpu.user + cpu.system) / n).toFixed(1)} µs CPU per event, p50 ${lat[lat.length >> 1].toFixed(2)} p99 ${lat[Math.floor(lat.length * 0.99)].toFixed(2)} cpu ${Math.round((cpu.user + cpu.system) / 50000)}%`);
 await w.close(); await admin.deleteTopics({ topics: [topic] }); await admin.disconnect();

@@ -7,13 +7,15 @@ import { earlyInSecond, signRequest, type SigningKeyCreds } from '../helpers/sig
 /**
  * Signed-request ingress (reference §5, contract §3) end to end: the
  * signature is made by test/helpers/signing.ts from the contract's text alone.
- * Two nodes share Redis, so a nonce used on one is refused on the other.
+ * Two nodes share Redis, so a nonce used on one is refused on the other;
+ * one validates inline, the other in the piscina pool.
  */
 const backends = await freshBackends(t);
 const creds = await bootstrapDatabase(backends.databaseUrl);
 const overrides = { roles: ['ingress', 'management'] };
 const nodeA = await startTestNode(t, backends, overrides);
-const nodeB = await startTestNode(t, backends, { roles: ['ingress'] });
+// Node B checks signatures in the worker pool, node A inline: both must agree.
+const nodeB = await startTestNode(t, backends, { roles: ['ingress'], ingress: { validation: 'pool' } });
 const api = clientFor(nodeA.port, creds);
 const apiB = clientFor(nodeB.port, creds);
 const tenant = creds.tenantPublicId;
@@ -169,4 +171,20 @@ t.test('accepted signed events are in the topic with their exact bytes', async (
   const bodies = records.map((r) => r.body.toString());
   t.ok(bodies.includes('{"amount":100,"currency":"EUR"}'));
   t.notOk(bodies.some((b) => b.includes('"a":1')), 'the content-hash mismatch was not written');
+});
+
+t.test('the pool engine (node B) verifies and refuses exactly like the inline one (node A)', async (t) => {
+  const key = await newSigningKey();
+  for (const [name, client] of [['inline', api], ['pool', apiB]] as const) {
+    const body = JSON.stringify({ engine: name });
+    t.equal((await send(client, path, body, signRequest({ pathAndQuery: path, body, key }))).status, 202, `${name}: a good signature`);
+    const tampered = await send(client, path, `${body} `, signRequest({ pathAndQuery: path, body, key }));
+    t.equal(tampered.body.error.code, 'invalid_signature', `${name}: a changed body`);
+    const wrongKey = await send(client, path, body, signRequest({ pathAndQuery: path, body, key: { ...key, secret: 'x' } }));
+    t.equal(wrongKey.body.error.code, 'invalid_signature', `${name}: a wrong secret`);
+  }
+  const apiKeyQueue = await api.manage('PUT', api.tenantPath('/queues/keyed'), {});
+  t.equal(apiKeyQueue.status, 201);
+  t.equal((await apiB.postEvent('keyed', '{}')).status, 202, 'pool: an API key hash check');
+  t.equal((await apiB.postEvent('keyed', '{}', { 'x-api-key': `${creds.ingressKey.slice(0, -1)}${creds.ingressKey.endsWith('A') ? 'B' : 'A'}` })).body.error.code, 'invalid_api_key', 'pool: a wrong API key');
 });

@@ -23,6 +23,7 @@ export const errorCatalog = {
   context_partition_key_too_long: spec(400, 'The partition key is over the length limit.'),
   context_event_type_key_too_long: spec(400, 'The event type is over the length limit.'),
   outbound_header_required: spec(400, 'A required mapped header found no value.'),
+  outbound_header_invalid: spec(400, 'A mapped header value is not something a header can carry.'),
   sandbox_query_not_allowed: spec(400, 'Sandbox query parameters are only allowed on the sandbox route.'),
   invalid_body: spec(400, 'The request body could not be read as the queue requires.'),
   invalid_header: spec(400, 'A request header is malformed.'),

@@ -21,11 +21,21 @@ export class KeyAuthenticator {
   async authenticate(presented: string): Promise<StoredKey> {
     const parsed = parseApiKey(presented);
     if (!parsed) throw new ServiceError('invalid_api_key');
-    const stored = await this.cache.getOrLoad(parsed.keyId, () => this.repo.byKeyId(parsed.keyId));
+    const stored = await this.lookup(parsed.keyId);
     if (!stored || stored.revoked || !secretMatches(parsed.secret, stored.secretHash)) {
       throw new ServiceError('invalid_api_key');
     }
     return stored;
+  }
+
+  /**
+   * The stored key of a key id: synchronously on a cache hit (the hot path of
+   * ingress pays no promise for it), else loaded once for all concurrent callers.
+   * Null when no such key exists. The secret is not checked here.
+   */
+  lookup(keyId: string): StoredKey | null | Promise<StoredKey | null> {
+    const hit = this.cache.get(keyId);
+    return hit !== undefined ? hit : this.cache.getOrLoad(keyId, () => this.repo.byKeyId(keyId));
   }
 
   invalidate(): void {

@@ -12,6 +12,11 @@ export interface CacheStore {
   set(key: string, value: string, ttlMs?: number): Promise<void>;
   /** Sets the value only when the key is absent; true when this call set it. */
   setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Sets the value when the key holds `expected` or nothing at all (completing
+   * a reservation that may have expired meanwhile); true when it was set.
+   */
+  setIfEqualsOrAbsent(key: string, expected: string, value: string, ttlMs: number): Promise<boolean>;
   /** Deletes the key only while it still holds `expected` (releasing a reservation). */
   deleteIfEquals(key: string, expected: string): Promise<boolean>;
   delete(key: string): Promise<void>;

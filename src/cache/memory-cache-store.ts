@@ -40,6 +40,13 @@ export class MemoryCacheStore implements CacheStore {
     return true;
   }
 
+  async setIfEqualsOrAbsent(key: string, expected: string, value: string, ttlMs: number): Promise<boolean> {
+    const current = this.live(key);
+    if (current && current.value !== expected) return false;
+    this.values.set(key, { value, expires: Date.now() + ttlMs });
+    return true;
+  }
+
   async deleteIfEquals(key: string, expected: string): Promise<boolean> {
     if (this.live(key)?.value !== expected) return false;
     this.values.delete(key);

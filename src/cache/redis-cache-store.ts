@@ -6,6 +6,14 @@ import type { CacheStore } from './cache-store.js';
 // between a GET and a DEL.
 const DELETE_IF_EQUALS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
 
+const SET_IF_EQUALS_OR_ABSENT = `
+local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] or v == false then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  return 1
+end
+return 0`;
+
 /** The cache port on Redis: shared by every node of the cluster. */
 export class RedisCacheStore implements CacheStore {
   readonly redis: Redis;
@@ -36,6 +44,10 @@ export class RedisCacheStore implements CacheStore {
 
   async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
     return (await this.redis.set(this.k(key), value, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX')) === 'OK';
+  }
+
+  async setIfEqualsOrAbsent(key: string, expected: string, value: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.eval(SET_IF_EQUALS_OR_ABSENT, 1, this.k(key), expected, value, String(Math.max(1, Math.ceil(ttlMs))))) === 1;
   }
 
   async deleteIfEquals(key: string, expected: string): Promise<boolean> {

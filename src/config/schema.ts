@@ -31,7 +31,21 @@ export interface Config {
     producer: { lingerMs: number; maxBatch: number; maxInFlight: number };
   };
   embeddedLog: { partitions: number; retentionHours: number; batchSize: number; pollMs: number };
-  ingress: { keyMaxBytes: number; cacheTtlMs: number };
+  ingress: {
+    keyMaxBytes: number;
+    cacheTtlMs: number;
+    validation: 'inline' | 'pool';
+    validationThreads: number;
+    validationBatchMax: number;
+    signatureSkewSeconds: number;
+    paymentsToleranceSeconds: number;
+    hopBudget: number;
+    dedupWindowSeconds: number;
+    idempotencyKeyMaxBytes: number;
+    idempotencyPendingTtlMs: number;
+    idempotencyWaitMs: number;
+    mappedHeaderMaxBytes: number;
+  };
   delivery: {
     allowNetworks: string[];
     allowLoopbackInSingleNode: boolean;
@@ -100,7 +114,21 @@ export const schema: SchemaNode = obj({
     producer: obj({ lingerMs: int(0, 1000), maxBatch: int(1, 100_000), maxInFlight: int(1, 64) }),
   }),
   embeddedLog: obj({ partitions: int(1, 1024), retentionHours: int(1, 100_000), batchSize: int(1, 100_000), pollMs: int(1, 10_000) }),
-  ingress: obj({ keyMaxBytes: int(1, 65_536), cacheTtlMs: int(0, 3_600_000) }),
+  ingress: obj({
+    keyMaxBytes: int(1, 65_536),
+    cacheTtlMs: int(0, 3_600_000),
+    validation: { kind: 'enum', values: ['inline', 'pool'] },
+    validationThreads: int(1, 64),
+    validationBatchMax: int(1, 100_000),
+    signatureSkewSeconds: int(1, 86_400),
+    paymentsToleranceSeconds: int(1, 86_400),
+    hopBudget: int(1, 100),
+    dedupWindowSeconds: int(0, 30 * 86_400),
+    idempotencyKeyMaxBytes: int(1, 65_536),
+    idempotencyPendingTtlMs: int(1_000, 3_600_000),
+    idempotencyWaitMs: int(0, 600_000),
+    mappedHeaderMaxBytes: int(1, 65_536),
+  }),
   delivery: obj({
     allowNetworks: { kind: 'list', item: { kind: 'cidr' } },
     allowLoopbackInSingleNode: { kind: 'boolean' },

@@ -88,17 +88,30 @@ export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: n
       exchange.send(err.status, errorEnvelope(err), extraHeaders ? { ...JSON_HEADERS, ...extraHeaders } : JSON_HEADERS, close);
     },
   };
+  // A client that goes away mid-body sends no more data: without this the
+  // handler awaiting the body would wait (and hold its memory) forever.
+  let abortBody: (() => void) | null = null;
   res.onAborted(() => {
     exchange.aborted = true;
+    abortBody?.();
   });
   const chunked = /chunked/i.test(headers['transfer-encoding'] ?? '');
-  exchange.body = readBody(res, headers['content-length'], chunked, maxBodyBytes, method);
+  exchange.body = readBody(res, headers['content-length'], chunked, maxBodyBytes, method, (abort) => {
+    abortBody = abort;
+  });
   // Nobody may await the body (an early error answer): don't let that reject unhandled.
   exchange.body.catch(() => {});
   return exchange;
 }
 
-function readBody(res: UwsResponse, contentLength: string | undefined, chunked: boolean, limit: number, method: string): Promise<Buffer> {
+function readBody(
+  res: UwsResponse,
+  contentLength: string | undefined,
+  chunked: boolean,
+  limit: number,
+  method: string,
+  onAbort: (abort: () => void) => void,
+): Promise<Buffer> {
   // No Content-Length and no chunked encoding means no body (RFC 9112 §6.3).
   if (method === 'GET' || method === 'HEAD' || contentLength === '0' || (contentLength === undefined && !chunked)) {
     return Promise.resolve(Buffer.alloc(0));
@@ -107,6 +120,7 @@ function readBody(res: UwsResponse, contentLength: string | undefined, chunked: 
     return Promise.reject(new ServiceError('payload_too_large', `The body is over the limit of ${limit} bytes.`));
   }
   return new Promise<Buffer>((resolve, reject) => {
+    onAbort(() => reject(new ServiceError('invalid_body', 'The client closed the connection before the body was complete.')));
     const chunks: Buffer[] = [];
     let size = 0;
     let refused = false;

@@ -5,35 +5,66 @@ import { newId } from '../ids.js';
 import type { EventLogWriter } from '../log/event-log.js';
 import type { EventRecord } from '../log/event-record.js';
 import { acceptedChannel } from '../observability/channels.js';
-import { contextFromHeaders } from './event-context.js';
+import { extractContext } from './event-context.js';
+import { checkHeaderValues, checkIdempotencyKey, refuseAmbiguousFraming } from './header-check.js';
 import { checkHopPath } from './hop-path.js';
-import type { QueueDirectory } from './queue-directory.js';
+import type { IdempotencyGate } from './idempotency.js';
+import { liftMappedHeaders } from './mapped-headers.js';
+import type { QueueDirectory, QueueView } from './queue-directory.js';
+import { RequestValues } from './request-values.js';
+import { hasSandboxParams, readSandboxParams } from './sandbox-query.js';
 
 export interface PostEventDeps {
   queues: QueueDirectory;
   auth: IngressAuth;
   log: EventLogWriter;
+  idempotency: IdempotencyGate;
   keyMaxBytes: number;
+  idempotencyKeyMaxBytes: number;
+  mappedHeaderMaxBytes: number;
 }
 
+const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
+
 /**
- * POST /events/{tenant}/{queue}: resolve the queue, authenticate, check its
- * state and the event's context, then append to the log and answer 202 only
- * once the log has the record durably. Anything refused never reaches the log.
+ * POST /events/{tenant}/{queue} and its sandbox twin. The steps, each of which
+ * may refuse with its reference §7 code; nothing refused reaches the log:
+ *
+ *   framing ─► resolve queue ─► mode usable ─► authenticate ─► IP allowlist ─► queue state
+ *   ─► sandbox parameters ─► header hygiene ─► X-Service-Path ─► body, context,
+ *   mapped headers ─► Idempotency-Key ─► append ─► 202 once Kafka acknowledged
+ *
+ * Credentials come before anything that reveals the queue's configuration
+ * (except queue_paused: a queue with no valid mode cannot check any credential).
  */
-export function postEventHandler(deps: PostEventDeps) {
+export function postEventHandler(deps: PostEventDeps, sandbox: boolean) {
   return async (exchange: Exchange): Promise<void> => {
+    if (refuseAmbiguousFraming(exchange)) return;
     const [tenant, queueName] = exchange.params as [string, string];
-    const queue = await deps.queues.resolve(decodeSegment(tenant), decodeSegment(queueName));
+    const found = deps.queues.resolve(decodeSegment(tenant), decodeSegment(queueName));
+    const queue = found instanceof Promise ? await found : found;
     if (!queue) throw new ServiceError('not_found', 'No such workspace or queue.');
-    await deps.auth.check(exchange, queue);
+    if (queue.settings.authMode !== 'api_key') await deps.auth.checkUsable(queue);
+    const authenticated = await deps.auth.authenticate(exchange, queue);
+    if (queue.allowlist && !queue.allowlist.allows(exchange.remoteAddress)) throw new ServiceError('ip_not_allowed');
     if (queue.settings.archived || queue.workspaceArchived) throw new ServiceError('queue_archived');
     if (queue.settings.ingress === 'closed') throw new ServiceError('ingress_closed');
 
-    const ctx = contextFromHeaders(exchange.headers, deps.keyMaxBytes);
-    if (queue.settings.groupKeyRequired && ctx.groupKey === null) throw new ServiceError('context_group_key_required');
-    const path = checkHopPath(exchange.headers['x-service-path'], `sg:${queue.tenantPublicId}/${queue.queueName}`, queue.settings.hopBudget);
+    let sandboxParams: EventRecord['sandbox'];
+    if (sandbox) sandboxParams = readSandboxParams(exchange.query);
+    else if (hasSandboxParams(exchange.query)) throw new ServiceError('sandbox_query_not_allowed');
+
+    const headers = exchange.headers;
+    checkHeaderValues(headers);
+    const path = checkHopPath(headers['x-service-path'], queue.ownSegment, queue.settings.hopBudget);
+    const idempotencyKey = checkIdempotencyKey(headers['idempotency-key'], deps.idempotencyKeyMaxBytes);
+
     const body = await exchange.body;
+    const values = new RequestValues(headers, exchange.query, body);
+    if (queue.readsBody) values.requireJsonBody();
+    const ctx = extractContext(queue.sources, values, deps.keyMaxBytes);
+    if (queue.settings.groupKeyRequired && ctx.groupKey === null) throw new ServiceError('context_group_key_required');
+    const mappedHeaders = liftMappedHeaders(queue.settings.mappedHeaders, values, deps.mappedHeaderMaxBytes);
 
     const record: EventRecord = {
       v: 1,
@@ -43,30 +74,84 @@ export function postEventHandler(deps: PostEventDeps) {
       queueId: queue.queueId,
       queueName: queue.queueName,
       receivedAt: Date.now(),
-      contentType: exchange.headers['content-type'] ?? null,
-      idempotencyKey: exchange.headers['idempotency-key'] ?? null,
+      contentType: headers['content-type'] ?? null,
+      idempotencyKey,
       eventType: ctx.eventType,
       groupKey: ctx.groupKey,
       partitionKey: ctx.partitionKey,
       path,
       body,
     };
-    try {
-      await deps.log.append(record);
-    } catch {
-      throw new ServiceError('unavailable', 'The event log did not acknowledge the event; it was not accepted.');
-    }
-    exchange.sendJson(202, { eventId: record.id });
-    if (acceptedChannel.hasSubscribers) {
-      acceptedChannel.publish({ eventId: record.id, tenantPublicId: queue.tenantPublicId, queueName: queue.queueName, bytes: body.length });
+    if (mappedHeaders) record.mappedHeaders = mappedHeaders;
+    if (authenticated.paymentsVerified && queue.settings.paymentsSignatureRecalculation) record.paymentsRecalc = true;
+    if (sandboxParams) record.sandbox = sandboxParams;
+
+    if (idempotencyKey !== null && queue.settings.dedupWindowSeconds > 0) {
+      await appendOnce(deps, exchange, queue, record, idempotencyKey, sandbox);
+    } else {
+      await append(deps, record);
+      accepted(exchange, queue, record);
     }
   };
 }
 
-function decodeSegment(segment: string): string {
+async function append(deps: PostEventDeps, record: EventRecord): Promise<void> {
   try {
-    return decodeURIComponent(segment);
+    await deps.log.append(record);
   } catch {
+    throw new ServiceError('unavailable', 'The event log did not acknowledge the event; it was not accepted.');
+  }
+}
+
+/** The Idempotency-Key path: append only as the winner of the key; a duplicate replays the first id. */
+async function appendOnce(deps: PostEventDeps, exchange: Exchange, queue: QueueView, record: EventRecord, key: string, sandbox: boolean): Promise<void> {
+  // Sandbox and production events of one queue never answer for each other.
+  const scope = sandbox ? `sb:${queue.queueId}` : queue.queueId;
+  const claim = await deps.idempotency.claim(scope, key, record.id, queue.settings.dedupWindowSeconds);
+  if (claim.kind === 'replay') {
+    exchange.send(202, `{"eventId":"${claim.eventId}","replayed":true}`, JSON_HEADERS);
+    return;
+  }
+  try {
+    await append(deps, record);
+  } catch (err) {
+    // Let a waiting duplicate (or the sender's retry) take over; best effort,
+    // the reservation expires on its own otherwise.
+    await claim.release().catch(() => {});
+    throw err;
+  }
+  // The event is durable: answer 202 even if marking the key done fails. Then
+  // duplicates wait on the pending reservation and, once it expires, are taken
+  // as new: under a Redis failure at this exact point dedup degrades to
+  // at-least-once, it never loses or misreports an event.
+  await claim.commit().catch(() => {});
+  accepted(exchange, queue, record);
+}
+
+function accepted(exchange: Exchange, queue: QueueView, record: EventRecord): void {
+  // Event ids are base64url: no JSON escaping needed.
+  exchange.send(202, `{"eventId":"${record.id}"}`, JSON_HEADERS);
+  if (acceptedChannel.hasSubscribers) {
+    acceptedChannel.publish({ eventId: record.id, tenantPublicId: queue.tenantPublicId, queueName: queue.queueName, bytes: record.body.length });
+  }
+}
+
+// No workspace id or queue name holds a control character or runs past 200
+// characters; refusing them here also keeps NUL (which Postgres cannot take in
+// text) away from the query.
+const NOT_A_NAME = /[\u0000-\u001f\u007f]/;
+
+function decodeSegment(segment: string): string {
+  let decoded = segment;
+  if (segment.includes('%')) {
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      decoded = '\u0000';
+    }
+  }
+  if (decoded.length === 0 || decoded.length > 200 || NOT_A_NAME.test(decoded)) {
     throw new ServiceError('not_found', 'No such workspace or queue.');
   }
+  return decoded;
 }

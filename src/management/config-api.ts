@@ -5,11 +5,10 @@ import type { Exchange } from '../http/exchange.js';
 import type { Router } from '../http/router.js';
 import type { KeyProfile } from '../auth/api-key.js';
 import type { SsrfGuard } from '../delivery/ssrf-guard.js';
-import { withQueueDefaults } from '../routing/queue-settings.js';
 import type { LicenseRepo } from '../storage/license-repo.js';
 import type { QueueRow, TargetRow, TopologyRepo, Upserted, WorkspaceRow } from '../storage/topology-repo.js';
 import { FieldReader, readJsonObject } from './json-body.js';
-import { readQueueSettings } from './queue-input.js';
+import { queueSettingsView, readQueueSettings } from './queue-input.js';
 import { readTarget } from './target-input.js';
 
 export interface ConfigApiDeps {
@@ -129,11 +128,15 @@ function sendUpserted(ex: Exchange, result: Pick<Upserted<unknown>, 'created' | 
 }
 
 function decode(segment: string): string {
+  let decoded: string;
   try {
-    return decodeURIComponent(segment);
+    decoded = decodeURIComponent(segment);
   } catch {
     throw new ServiceError('not_found', 'No such resource.');
   }
+  // NUL and other controls name nothing (and Postgres cannot take NUL in text: a 500 otherwise).
+  if (/[\u0000-\u001f\u007f]/.test(decoded)) throw new ServiceError('not_found', 'No such resource.');
+  return decoded;
 }
 
 function checkName(name: string, field: string): string {
@@ -148,7 +151,7 @@ function queueJson(ws: WorkspaceRow, row: QueueRow) {
     publicId: row.publicId,
     name: row.name,
     tenantPublicId: ws.publicId,
-    ...withQueueDefaults(row.settings),
+    ...queueSettingsView(row.settings),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

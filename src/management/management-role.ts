@@ -10,6 +10,8 @@ import { WaasIntegrationRepo } from '../storage/waas-integration-repo.js';
 import { WaasPackageRepo } from '../storage/waas-package-repo.js';
 import { registerConfigApi } from './config-api.js';
 import { registerWaasApi } from './waas-api.js';
+import { registerSigningKeysApi } from './signing-keys-api.js';
+import { SigningKeyRepo } from '../storage/signing-key-repo.js';
 
 /** Registers the management API routes: the configuration API (/v1) and the producer API (/waas). */
 export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle> {
@@ -38,6 +40,12 @@ export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle>
     cache: ctx.cache,
     maxBodyBytes: ctx.config.server.maxManagementBodyBytes,
     keyMaxBytes: ctx.config.ingress.keyMaxBytes,
+  });
+  registerSigningKeysApi(ctx.router, {
+    auth,
+    signingKeys: new SigningKeyRepo(ctx.sql),
+    bus: ctx.bus,
+    maxBodyBytes: ctx.config.server.maxManagementBodyBytes,
   });
   return { drain: async () => {} };
 }

@@ -33,6 +33,10 @@ for (const [name, make] of adapters) {
     const racers = await Promise.all(Array.from({ length: 20 }, (_v, i) => store.setIfAbsent('race', String(i), 10_000)));
     t.equal(racers.filter(Boolean).length, 1, 'exactly one of concurrent set-if-absent calls wins');
 
+    t.equal(await store.setIfEqualsOrAbsent('res', 'mine', 'done', 10_000), true, 'absent: set');
+    t.equal(await store.setIfEqualsOrAbsent('res', 'other', 'stolen', 10_000), false, 'held by another value: refused');
+    t.equal(await store.setIfEqualsOrAbsent('res', 'done', 'done2', 10_000), true, 'held by the expected value: replaced');
+    t.equal(await store.get('res'), 'done2');
     t.equal(await store.deleteIfEquals('nonce', 'other'), false);
     t.equal(await store.get('nonce'), 'first');
     t.equal(await store.deleteIfEquals('nonce', 'first'), true);

@@ -21,6 +21,9 @@ export const KAFKA_BROKERS = process.env.KAFKA_BROKERS ?? '127.0.0.1:9092';
  * log + the in-process cache. Both use a fresh database on the machine's
  * PostgreSQL (the embedded PostgreSQL launcher has its own test).
  */
+/** Partitions of the test log, Kafka topic or embedded log alike. */
+export const TEST_PARTITIONS = 4;
+
 export const TEST_BACKEND: 'kafka' | 'embedded' = process.env.STREAMGATE_TEST_BACKEND === 'embedded' ? 'embedded' : 'kafka';
 
 export function uniqueSuffix(): string {
@@ -86,7 +89,8 @@ export function backendConfig(b: Backends, extra: Record<string, unknown> = {}):
     server: { port: 0, host: '127.0.0.1' },
     database: { url: b.databaseUrl },
     redis: { url: embedded ? '' : REDIS_URL, keyPrefix: b.redisPrefix },
-    kafka: { brokers: embedded ? [] : KAFKA_BROKERS.split(','), topic: b.topic, groupId: b.groupId, partitions: 4 },
+    kafka: { brokers: embedded ? [] : KAFKA_BROKERS.split(','), topic: b.topic, groupId: b.groupId, partitions: TEST_PARTITIONS },
+    embeddedLog: { partitions: TEST_PARTITIONS, retentionHours: 168, batchSize: 500, pollMs: 20 },
     delivery: { allowNetworks: ['127.0.0.0/8'], allowLoopbackInSingleNode: false, retryInitialMs: 50, retryMaxMs: 500, commitIntervalMs: 50 },
     log: { level: process.env.TEST_LOG_LEVEL ?? 'silent' },
     ...extra,

@@ -1,0 +1,227 @@
+/**
+ * `node bench/ingress-modes.mjs` (needs `npm run build` once): ingress
+ * throughput by auth mode and validation engine, with `--roles ingress` so
+ * nothing else competes for the CPU.
+ *
+ *   baselines   autocannon ──► bare-server.mjs, once with the API-key requests,
+ *               once with the signed-request generator (it signs every request,
+ *               which costs the load generator CPU: each streamgate figure is
+ *               compared with the baseline made by the same generator)
+ *   per engine  (ingress.validation = inline, then pool) a fresh
+ *               `streamgate start --roles ingress` node:
+ *                 api-key  autocannon ──► POST /events/<ten>/bench-api
+ *                 signed   autocannon ──► POST /events/<ten>/bench-signed
+ *
+ * Options as bench/run.mjs (lib/options.mjs: --duration, --connections,
+ * --pipelining, --bodyBytes, --keys, --warmup, or BENCH_* env), plus
+ * BENCH_ENGINES=inline,pool (default both), BENCH_AUTH=api-key,signed (default
+ * both), BENCH_PROFILE=1 (node --cpu-prof on the ingress node; the
+ * .cpuprofile files land in the run's work directory) and BENCH_SG_YAML (extra
+ * top-level YAML for the ingress nodes, e.g. kafka producer knobs, for A/B runs). Results: console and
+ * bench/ingress-modes.md.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readOptions } from './lib/options.mjs';
+import { forkChild, stopAll, stopChild, waitForMessage } from './lib/children.mjs';
+import { freePort } from './lib/ports.mjs';
+import { createBenchDatabase, dropBenchDatabase } from './lib/bench-db.mjs';
+import { kafkaAdmin } from './lib/kafka-admin.mjs';
+import { bootstrapTenant, startStreamgate } from './lib/streamgate.mjs';
+import { makeBody, makeRequests, runLoad } from './lib/load.mjs';
+import { findPid, startCpuMeter } from './lib/cpu.mjs';
+import { signedRequests } from './lib/signing.mjs';
+
+const BARE_SERVER = fileURLToPath(new URL('./bare-server.mjs', import.meta.url));
+const RESULTS = fileURLToPath(new URL('./ingress-modes.md', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const say = (msg) => process.stderr.write(`[bench] ${msg}\n`);
+const list = (value, all) => (value ? value.split(',').map((s) => s.trim()).filter((s) => all.includes(s)) : all);
+
+const cleanups = [];
+let cleaning = null;
+function cleanup() {
+  cleaning ??= (async () => {
+    await stopAll().catch(() => {});
+    for (const step of cleanups.reverse()) {
+      try {
+        await step();
+      } catch (err) {
+        say(`cleanup: ${err.message}`);
+      }
+    }
+  })();
+  return cleaning;
+}
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    say(`${signal}: cleaning up`);
+    cleanup().finally(() => process.exit(130));
+  });
+}
+
+async function main() {
+  if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `npm run build` first');
+  const options = readOptions();
+  const engines = list(process.env.BENCH_ENGINES, ['inline', 'pool']);
+  const auths = list(process.env.BENCH_AUTH, ['api-key', 'signed']);
+  const profile = process.env.BENCH_PROFILE === '1';
+  const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const workDir = await mkdtemp(join(tmpdir(), 'sg-bench-ingress-'));
+  const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+  const topic = `sg-bench-${runId}`;
+  say(`run ${runId}; engines ${engines.join(', ')}; auth ${auths.join(', ')}; logs in ${workDir}`);
+
+  const db = await createBenchDatabase(runId);
+  cleanups.push(() => dropBenchDatabase(db.name));
+  const kafka = kafkaAdmin(brokers);
+  cleanups.push(async () => {
+    for (const problem of await kafka.cleanup(topic, [])) say(`cleanup: ${problem}`);
+  });
+  const configFile = (engine) => join(workDir, `streamgate-${engine}.yaml`);
+  for (const engine of ['inline', 'pool']) {
+    // BENCH_SG_YAML: extra top-level YAML for the ingress nodes (e.g. kafka producer knobs), for A/B runs.
+    await writeFile(configFile(engine), `redis:\n  keyPrefix: "sgbench-${runId}:"\ningress:\n  validation: ${engine}\n${process.env.BENCH_SG_YAML ?? ''}\n`);
+  }
+  const env = (engine) => ({
+    ...process.env,
+    DATABASE_URL: db.url,
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    KAFKA_BROKERS: brokers.join(','),
+    LOG_LEVEL: 'warn',
+    STREAMGATE_KAFKA_TOPIC: topic,
+    STREAMGATE_KAFKA_GROUP: `sg-bench-${runId}`,
+    STREAMGATE_CONFIG: configFile(engine),
+  });
+  const creds = await bootstrapTenant(env('inline'));
+
+  // ---- configuration, through the API of a management-only node ---------------
+  const mgmt = await startStreamgate({ name: 'management', env: env('inline'), port: await freePort(), roles: ['management'], logFile: join(workDir, 'management.log') });
+  const manage = async (method, path, body) => {
+    const res = await fetch(`${mgmt.base}/v1/tenants/${creds.tenantPublicId}${path}`, {
+      method,
+      headers: { 'x-api-key': creds.buildKey, 'x-license-publicid': creds.licensePublicId, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await res.json();
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  await manage('PUT', '/queues/bench-api', {});
+  await manage('PUT', '/queues/bench-signed', { authMode: 'signed_request' });
+  const key = await manage('POST', '/signing-keys', {});
+  await stopChild(mgmt.child);
+
+  const body = makeBody(options.bodyBytes);
+  const base = (queue, headers) => makeRequests({ path: `/events/${creds.tenantPublicId}/${queue}`, headers: { 'content-type': 'application/json', ...headers }, body, keys: options.keys });
+  const requestSets = {
+    'api-key': base('bench-api', { 'x-api-key': creds.ingressKey }),
+    signed: signedRequests({ requests: base('bench-signed', {}), key: { keyId: key.keyId, secret: key.secret } }),
+  };
+  const load = (port, requests, duration) =>
+    runLoad({ url: `http://127.0.0.1:${port}`, requests, duration, connections: options.connections, pipelining: options.pipelining });
+  const kafkaPid = findPid('kafka.Kafka');
+
+  // ---- baselines: the same request generators against bare uWS -----------------
+  const baselines = {};
+  const bare = forkChild('bare-server', BARE_SERVER);
+  const { port: barePort } = await waitForMessage(bare, 'ready');
+  for (const auth of auths) {
+    say(`baseline, ${auth} requests`);
+    if (options.warmup) await load(barePort, requestSets[auth], options.warmup);
+    const meter = startCpuMeter({ server: bare.pid, autocannon: process.pid });
+    baselines[auth] = await load(barePort, requestSets[auth], options.duration);
+    baselines[auth].cpu = meter();
+    say(`   ${Math.round(baselines[auth].acceptedPerS)} ev/s, p99 ${baselines[auth].p99} ms`);
+  }
+  await stopChild(bare);
+
+  // ---- streamgate, one fresh ingress-only node per engine ------------------------
+  const rows = [];
+  for (const engine of engines) {
+    const sg = await startStreamgate({
+      name: `ingress-${engine}`,
+      env: env(engine),
+      port: await freePort(),
+      roles: ['ingress'],
+      logFile: join(workDir, `ingress-${engine}.log`),
+      nodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${workDir}`] : [],
+    });
+    const port = new URL(sg.base).port;
+    for (const auth of auths) {
+      say(`streamgate, validation ${engine}, ${auth}`);
+      if (options.warmup) await load(port, requestSets[auth], options.warmup);
+      const before = await kafka.countEvents(topic);
+      const meter = startCpuMeter({ streamgate: sg.child.pid, autocannon: process.pid, kafka: kafkaPid });
+      const result = await load(port, requestSets[auth], options.duration);
+      result.cpu = meter();
+      result.written = (await kafka.countEvents(topic)) - before;
+      rows.push({ engine, auth, result, baseline: baselines[auth] });
+      say(`   ${Math.round(result.acceptedPerS)} ev/s (${pct(result.acceptedPerS / baselines[auth].acceptedPerS)} of baseline), p99 ${result.p99} ms, non-2xx ${result.non2xx}`);
+    }
+    const stopped = await stopChild(sg.child, 30_000);
+    if (stopped.killed) say(`ingress-${engine} did not stop within 30 s`);
+    const problems = sg.logs.problems();
+    if (problems.length) say(`ingress-${engine} logged ${problems.map((p) => `${p.count}× ${p.key}`).join('; ')}`);
+  }
+
+  const text = report({ options, engines, auths, baselines, rows, profile, workDir });
+  process.stdout.write(`\n${text}`);
+  await writeFile(RESULTS, text);
+  say(`written ${RESULTS}`);
+}
+
+const pct = (x) => `${(x * 100).toFixed(1)} %`;
+const int = (n) => (n === null || n === undefined ? '–' : Math.round(n).toLocaleString('en-US'));
+const ms = (n) => (n === null || n === undefined ? '–' : n === 0 ? '<1' : String(n));
+const perEvent = (load, who) => (load.cpu[who] == null || !load.acceptedPerS ? '–' : ((load.cpu[who] / 100) * 1e6 / load.acceptedPerS).toFixed(0));
+const cpuText = (cpu) => Object.entries(cpu).map(([who, p]) => `${who} ${p ?? '?'} %`).join(', ');
+
+function table(head, rows) {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
+  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+function report({ options: o, auths, baselines, rows, profile, workDir }) {
+  const out = [];
+  out.push('# streamgate ingress by auth mode and validation engine');
+  out.push('');
+  out.push(`- date: ${new Date().toISOString()}`);
+  out.push(`- node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}); load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' / ')} (1/5/15 min: other work on the machine skews every figure)`);
+  out.push(`- ${o.duration} s per phase (+${o.warmup} s warm-up), ${o.connections} connections, pipelining ${o.pipelining}, body ${o.bodyBytes} B JSON, ${o.keys} partition keys`);
+  out.push('- streamgate: `streamgate start --roles ingress` (no delivery, no management), one fresh node per engine, Kafka acks=all');
+  out.push('- baseline: bare uWebSockets.js answering 202 at once, loaded by the same request generator (the signed generator signs every request)');
+  if (profile) out.push(`- profiled with --cpu-prof: profiles in ${workDir}`);
+  out.push('');
+  out.push(table(
+    ['phase', 'accepted ev/s', 'vs baseline', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'records written', 'server CPU µs/event', 'CPU'],
+    [
+      ...auths.map((auth) => ['baseline, ' + auth + ' requests', int(baselines[auth].acceptedPerS), '100 %', ms(baselines[auth].p50), ms(baselines[auth].p99), ms(baselines[auth].max), int(baselines[auth].non2xx), int(baselines[auth].errors), '–', perEvent(baselines[auth], 'server'), cpuText(baselines[auth].cpu)]),
+      ...rows.map(({ engine, auth, result, baseline }) => [
+        `${auth}, validation ${engine}`,
+        int(result.acceptedPerS),
+        pct(result.acceptedPerS / baseline.acceptedPerS),
+        ms(result.p50), ms(result.p99), ms(result.max), int(result.non2xx), int(result.errors), int(result.written), perEvent(result, 'streamgate'), cpuText(result.cpu),
+      ]),
+    ],
+  ));
+  out.push('');
+  out.push('- accepted = 2xx answers; latency percentiles over 2xx only (autocannon, 1 ms resolution).');
+  out.push('- records written = growth of the Kafka topic during the phase: at least the 2xx count (requests in flight at the deadline are still acked).');
+  out.push('- CPU = % of one core per process over the phase; on 2 cores, autocannon near 100 % means the load generator is the limit.');
+  out.push('- server CPU µs/event = CPU time of the server process / accepted events: what one event costs, less sensitive than ev/s to other work on the machine.');
+  return `${out.join('\n')}\n`;
+}
+
+main().then(
+  () => cleanup().then(() => process.exit(0)),
+  (err) => {
+    say(`FAILED: ${err.stack ?? err}`);
+    cleanup().finally(() => process.exit(1));
+  },
+);

@@ -1,0 +1,67 @@
+import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { decodeEvent, type EventRecord } from '../../src/log/event-record.js';
+import { embeddedStore } from '../../src/log/embedded-store.js';
+import { KAFKA_BROKERS, TEST_BACKEND, TEST_PARTITIONS, type Backends } from './backends.js';
+
+/**
+ * What the event log holds, whichever backend the test runs on: the Kafka
+ * topic, or the embedded log under the test's data folder (opened through the
+ * same registry as the in-process node, so it reads the node's own store).
+ */
+async function embeddedRecords(backends: Backends): Promise<EventRecord[]> {
+  const store = embeddedStore(join(backends.dataDir, 'log'), TEST_PARTITIONS);
+  try {
+    const out: EventRecord[] = [];
+    for (const { value } of store.events.getRange({})) out.push(decodeEvent(value));
+    return out;
+  } finally {
+    await store.release();
+  }
+}
+
+const kafka = () => new Kafka({ clientId: 'sg-test-inspect', brokers: KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
+
+/** Records in the test topic (sum of high - low watermarks); 0 before the topic has any. */
+export async function countRecords(backends: Backends): Promise<number> {
+  if (TEST_BACKEND === 'embedded') return (await embeddedRecords(backends)).length;
+  const admin = kafka().admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchTopicOffsets(backends.topic);
+    return offsets.reduce((n, p) => n + (Number(p.high) - Number(p.low)), 0);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * Every record of the test topic, decoded, read with a throwaway consumer
+ * group from the beginning: what delivery would see.
+ */
+export async function readRecords(backends: Backends): Promise<EventRecord[]> {
+  if (TEST_BACKEND === 'embedded') return embeddedRecords(backends);
+  const expected = await countRecords(backends);
+  if (expected === 0) return [];
+  const consumer = kafka().consumer({ groupId: `${backends.groupId}-inspect-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}` });
+  await consumer.connect();
+  const out: EventRecord[] = [];
+  try {
+    await consumer.subscribe({ topic: backends.topic, fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`read ${out.length} of ${expected} records`)), 30_000);
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          out.push(decodeEvent(message.value!));
+          if (out.length >= expected) {
+            clearTimeout(timer);
+            resolve();
+          }
+        },
+      });
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  return out;
+}

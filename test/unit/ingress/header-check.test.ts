@@ -1,0 +1,19 @@
+import t from 'tap';
+import { checkHeaderValues, checkIdempotencyKey } from '../../../src/ingress/header-check.js';
+
+t.test('header values: controls (but HTAB) and U+FFFD are invalid_header naming the header', async (t) => {
+  t.doesNotThrow(() => checkHeaderValues({ a: 'plain', b: 'tab\there', c: 'café 東京 🚀', d: '' }));
+  for (const bad of ['a\u0000b', 'a\u0001', '\u001b[0m', 'del\u007f', 'not utf-8 \uFFFD']) {
+    t.throws(() => checkHeaderValues({ ok: 'x', 'x-bad': bad }), { code: 'invalid_header', status: 400, details: { header: 'x-bad' } }, JSON.stringify(bad));
+  }
+});
+
+t.test('Idempotency-Key: absent or empty is none; controls and over-long keys refused', async (t) => {
+  t.equal(checkIdempotencyKey(undefined, 255), null);
+  t.equal(checkIdempotencyKey('', 255), null);
+  t.equal(checkIdempotencyKey('order-42 ✓', 255), 'order-42 ✓');
+  t.throws(() => checkIdempotencyKey('a\tb', 255), { code: 'invalid_header' });
+  t.throws(() => checkIdempotencyKey('a\u0085b', 255), { code: 'invalid_header' });
+  t.equal(checkIdempotencyKey('é'.repeat(127) + 'a', 255), 'é'.repeat(127) + 'a', '255 bytes');
+  t.throws(() => checkIdempotencyKey('é'.repeat(128), 255), { code: 'invalid_header' }, '256 bytes');
+});

@@ -47,6 +47,9 @@ targets:
     staticHeaders: { X-Team: logistics }
 routes:
   - { queue: orders, target: warehouse }
+signingKeys: { minimum: 1 }
+streams:
+  - { name: shipments, description: Shipment events, eventTypes: [shipment.sent], payloadSchema: '{}', isPublic: true }
 `;
 
 t.test('a deploy file converges: the second run changes nothing', async (t) => {
@@ -55,15 +58,21 @@ t.test('a deploy file converges: the second run changes nothing', async (t) => {
   t.match(first.out, /created\s+queues\.orders/);
   t.match(first.out, /created\s+targets\.warehouse/);
   t.match(first.out, /created\s+routes\.orders->warehouse/);
-  t.match(first.out, /4 created, 0 changed, 0 unchanged, 0 failed/);
+  t.match(first.out, /created\s+signingKeys\.sig_\S+\s+secret whsec_\S+ \(shown once\)/);
+  t.match(first.out, /(created|changed)\s+streams\.shipments/);
+  t.match(first.out, /0 failed/);
 
   const second = await deploy(DOC);
   t.equal(second.code, 0);
-  t.match(second.out, /0 created, 0 changed, 4 unchanged, 0 failed/);
+  t.match(second.out, /0 created, 0 changed, 6 unchanged, 0 failed/);
+  const keys = await api.manage('GET', api.tenantPath('/signing-keys'));
+  t.equal(keys.body.data.length, 1, 'one signing key, not one per run');
+  const catalog = await api.manage('GET', `/waas/producer/${creds.tenantPublicId}/catalog`);
+  t.ok(catalog.body.data.some((s: { key: string }) => s.key === 'shipments'), 'the stream is in the catalog');
 
   const changed = await deploy(DOC.replace('hopBudget: 5', 'hopBudget: 6'));
   t.match(changed.out, /changed\s+queues\.orders/);
-  t.match(changed.out, /0 created, 1 changed, 3 unchanged/);
+  t.match(changed.out, /0 created, 1 changed, 5 unchanged/);
   const queue = await api.manage('GET', api.tenantPath('/queues/orders'));
   t.equal(queue.body.hopBudget, 6, 'the API reflects the file');
 });

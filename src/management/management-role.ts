@@ -1,7 +1,9 @@
 import { ManagementAuth } from '../auth/management-auth.js';
 import type { NodeContext, RoleHandle } from '../node-context.js';
 import { LicenseRepo } from '../storage/license-repo.js';
+import { QueueLookupRepo } from '../storage/queue-lookup-repo.js';
 import { registerConfigApi } from './config-api.js';
+import { registerEventsApi } from './events-api.js';
 
 /** Registers the management API routes (configuration API; /waas/* later). */
 export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle> {
@@ -13,6 +15,8 @@ export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle>
     bus: ctx.bus,
     maxBodyBytes: ctx.config.server.maxManagementBodyBytes,
     defaultTimeoutMs: ctx.config.delivery.timeoutMs,
+    queueLookup: new QueueLookupRepo(ctx.sql),
   });
+  registerEventsApi(ctx, new ManagementAuth(ctx.keys, ctx.topology));
   return { drain: async () => {} };
 }

@@ -69,7 +69,8 @@ export function backendConfig(b: Backends, extra: Record<string, unknown> = {}):
     database: { url: b.databaseUrl },
     redis: { url: REDIS_URL, keyPrefix: b.redisPrefix },
     kafka: { brokers: KAFKA_BROKERS.split(','), topic: b.topic, groupId: b.groupId, partitions: 4 },
-    delivery: { allowNetworks: ['127.0.0.0/8'], retryInitialMs: 50, retryMaxMs: 500, commitIntervalMs: 50 },
+    // Retries every second (the default schedule starts at 5 s and grows to hours).
+    delivery: { allowNetworks: ['127.0.0.0/8'], commitIntervalMs: 50, retry: { scheduleSeconds: [1], horizonSeconds: 3600, holdInMemoryMs: 1000 } },
     log: { level: process.env.TEST_LOG_LEVEL ?? 'silent' },
     ...extra,
   };

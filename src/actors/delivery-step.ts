@@ -1,0 +1,117 @@
+import type { Deliverer } from '../delivery/deliverer.js';
+import type { AttemptLog } from '../delivery/attempt-log.js';
+import { compressed, nextAttemptAt } from '../delivery/retry-schedule.js';
+import { attemptChannel, type AttemptMessage } from '../observability/channels.js';
+import type { Logger } from '../observability/logger.js';
+import type { RouteTable, RouteTarget } from '../routing/route-table.js';
+import type { AttemptEntry, DeliveryStatus } from '../storage/delivery-log-repo.js';
+import type { Job } from './job.js';
+
+/** After one step a job is over (delivered, failed, blocked) or due again at `dueAt`. */
+export type StepResult = { kind: 'done'; status: DeliveryStatus } | { kind: 'retry'; dueAt: number };
+
+export interface StepDeps {
+  topic: string;
+  routes: RouteTable;
+  deliverer: Deliverer;
+  attemptLog: AttemptLog;
+  /** Disables a target that answered 410, with the reason its workspace sees. */
+  disableTarget(target: RouteTarget, reason: string): Promise<void>;
+  sandboxSpeedup: number;
+  log: Logger;
+  now?: () => number;
+}
+
+/**
+ * One attempt of a job and what follows from it (contract §7), shared by
+ * lanes running in memory and lanes drained from parking:
+ *
+ *   current target config ──► attempt ──► log + channel ──► delivered | failed | retry at T
+ *
+ * The target is looked up afresh before every attempt, so a retry uses the
+ * configuration saved since, and a target that was disabled or is no longer
+ * routed gets `blocked` instead of a request.
+ */
+export class DeliveryStep {
+  private readonly now: () => number;
+
+  constructor(private readonly deps: StepDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** Throws only when `signal` aborts while the route lookup waits for the database. */
+  async run(job: Job, partition: number, signal: AbortSignal): Promise<StepResult> {
+    const { record } = job;
+    const target = await this.currentTarget(job, signal);
+    const base = { eventId: record.id, targetId: job.targetId, topic: this.deps.topic, partition, offset: job.seq };
+    if (!target || target.disabled) {
+      this.deps.attemptLog.delivery({ ...base, status: 'blocked' });
+      return { kind: 'done', status: 'blocked' };
+    }
+
+    job.attempts++;
+    const report = await this.deps.deliverer.attempt(record, target, job.attempts);
+    job.firstAttemptAt ??= report.at;
+    const { result, outcome } = report;
+    const status = result.kind === 'response' ? result.status : null;
+    const reason = outcome.kind === 'delivered' ? null : outcome.reason;
+    const entry: AttemptEntry = { at: new Date(report.at).toISOString(), status, durationMs: result.durationMs, error: reason };
+    if (report.simulated) entry.simulated = true;
+    // Simulated attempts stay out of the channel: nothing was distributed.
+    if (!report.simulated && attemptChannel.hasSubscribers) {
+      const message: AttemptMessage = {
+        record,
+        target,
+        eventId: record.id,
+        targetPublicId: target.publicId,
+        attempt: job.attempts,
+        outcome: outcome.kind,
+        status,
+        reason,
+        durationMs: result.durationMs,
+      };
+      attemptChannel.publish(message);
+    }
+
+    if (outcome.kind === 'delivered') {
+      this.deps.attemptLog.delivery({ ...base, status: 'delivered', attempt: entry });
+      return { kind: 'done', status: 'delivered' };
+    }
+    if (outcome.kind === 'failed') {
+      // A simulated 410 must not switch off a real target.
+      if (outcome.disableTarget && !report.simulated) {
+        await this.deps.disableTarget(target, `the receiver answered 410 Gone to event ${record.id} at ${entry.at}`).catch((err: unknown) => {
+          this.deps.log.warn({ err: (err as Error).message, target: target.publicId }, 'could not disable target');
+        });
+      }
+      this.deps.attemptLog.delivery({ ...base, status: 'failed', attempt: entry });
+      return { kind: 'done', status: 'failed' };
+    }
+    job.lastError = outcome.reason;
+    let policy = this.deps.deliverer.policyOf(target);
+    if (record.sandbox) policy = compressed(policy, this.deps.sandboxSpeedup);
+    const dueAt = nextAttemptAt(policy, job.attempts, job.firstAttemptAt, this.now(), outcome.retryAfterMs);
+    if (dueAt === null) {
+      // Dead letter: `failed` until someone redelivers it.
+      entry.error = `${outcome.reason}; no retry left within the ${Math.round(policy.horizonSeconds)} s horizon`;
+      this.deps.attemptLog.delivery({ ...base, status: 'failed', attempt: entry });
+      return { kind: 'done', status: 'failed' };
+    }
+    this.deps.attemptLog.delivery({ ...base, status: 'retrying', attempt: entry });
+    return { kind: 'retry', dueAt };
+  }
+
+  private async currentTarget(job: Job, signal: AbortSignal): Promise<RouteTarget | null> {
+    for (;;) {
+      signal.throwIfAborted();
+      try {
+        const targets = await this.deps.routes.targetsFor(job.record);
+        return targets.find((t) => t.id === job.targetId) ?? null;
+      } catch (err) {
+        // The database is unreachable: the job keeps its place and waits.
+        this.deps.log.warn({ err: (err as Error).message }, 'route lookup failed, will retry');
+        await new Promise((r) => setTimeout(r, 500).unref());
+      }
+    }
+  }
+}

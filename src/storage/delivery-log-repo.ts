@@ -1,0 +1,207 @@
+import type { Sql } from './db.js';
+
+/** An attempt as the inspection API shows it (contract §6). */
+export interface AttemptEntry {
+  /** ISO-8601 UTC. */
+  at: string;
+  /** HTTP status, or null when no response came (network error, timeout). */
+  status: number | null;
+  durationMs: number;
+  error: string | null;
+  /** Sandbox: the attempt was simulated, nothing was sent. */
+  simulated?: true;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'retrying' | 'failed' | 'blocked';
+
+export interface EventLogInput {
+  eventId: string;
+  workspaceId: string;
+  queueName: string;
+  eventType: string | null;
+  groupKey: string | null;
+  partitionKey: string | null;
+  idempotencyKey: string | null;
+  receivedAt: number;
+  partition: number;
+  offset: bigint;
+  runId: string | null;
+  targetIds: readonly string[];
+}
+
+export interface DeliveryLogInput {
+  eventId: string;
+  targetId: string;
+  status: DeliveryStatus;
+  /** Attempts since the last write: appended to what is stored. */
+  attempts: AttemptEntry[];
+  topic: string;
+  partition: number;
+  offset: bigint;
+}
+
+export interface EventView {
+  eventId: string;
+  queueName: string;
+  eventType: string | null;
+  groupKey: string | null;
+  partitionKey: string | null;
+  idempotencyKey: string | null;
+  receivedAt: Date;
+  runId: string | null;
+  logPartition: number;
+  logOffset: bigint;
+  deliveries: DeliveryView[];
+}
+
+export interface DeliveryView {
+  targetId: string;
+  targetPublicId: string | null;
+  targetName: string | null;
+  status: DeliveryStatus;
+  attempts: AttemptEntry[];
+  updatedAt: Date | null;
+}
+
+interface EventRowDb {
+  eventId: string;
+  queueName: string;
+  eventType: string | null;
+  groupKey: string | null;
+  partitionKey: string | null;
+  idempotencyKey: string | null;
+  receivedAt: Date;
+  runId: string | null;
+  logPartition: number;
+  logOffset: string;
+  targetIds: string[];
+}
+
+/**
+ * The attempt log: what delivery saw and did, for GET …/events/{id}, sandbox
+ * runs and the replay check of a new partition owner. Written only in batches
+ * (src/delivery/attempt-log.ts), with synchronous_commit off: losing the last
+ * fraction of a second of log on a database crash costs at most a duplicate
+ * delivery on replay, never an event, so the log need not wait for fsync.
+ */
+export class DeliveryLogRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async writeBatch(events: readonly EventLogInput[], deliveries: readonly DeliveryLogInput[]): Promise<void> {
+    if (events.length === 0 && deliveries.length === 0) return;
+    await this.sql.begin(async (tx) => {
+      await tx`SET LOCAL synchronous_commit = off`;
+      if (events.length > 0) {
+        await tx`
+          INSERT INTO event_log (event_id, workspace_id, queue_name, event_type, group_key, partition_key,
+                                 idempotency_key, received_at, log_partition, log_offset, run_id, target_ids)
+          SELECT e, w::bigint, q, et, gk, pk, ik, to_timestamp(ra::double precision / 1000), p, o::bigint, r, t::bigint[]
+          FROM unnest(${events.map((e) => e.eventId)}::text[], ${events.map((e) => e.workspaceId)}::text[],
+                      ${events.map((e) => e.queueName)}::text[], ${events.map((e) => e.eventType)}::text[],
+                      ${events.map((e) => e.groupKey)}::text[], ${events.map((e) => e.partitionKey)}::text[],
+                      ${events.map((e) => e.idempotencyKey)}::text[], ${events.map((e) => String(e.receivedAt))}::text[],
+                      ${events.map((e) => e.partition)}::int[], ${events.map((e) => e.offset.toString())}::text[],
+                      ${events.map((e) => e.runId)}::text[], ${events.map((e) => `{${e.targetIds.join(',')}}`)}::text[])
+               AS u(e, w, q, et, gk, pk, ik, ra, p, o, r, t)
+          ON CONFLICT (event_id) DO NOTHING`;
+      }
+      if (deliveries.length > 0) {
+        await tx`
+          INSERT INTO delivery_log (event_id, target_id, status, attempts, topic, log_partition, log_offset)
+          SELECT e, t::bigint, s, a::jsonb, tp, p, o::bigint
+          FROM unnest(${deliveries.map((d) => d.eventId)}::text[], ${deliveries.map((d) => d.targetId)}::text[],
+                      ${deliveries.map((d) => d.status)}::text[], ${deliveries.map((d) => JSON.stringify(d.attempts))}::text[],
+                      ${deliveries.map((d) => d.topic)}::text[], ${deliveries.map((d) => d.partition)}::int[],
+                      ${deliveries.map((d) => d.offset.toString())}::text[])
+               AS u(e, t, s, a, tp, p, o)
+          ON CONFLICT (event_id, target_id) DO UPDATE
+            SET status = EXCLUDED.status, attempts = delivery_log.attempts || EXCLUDED.attempts, updated_at = now()`;
+      }
+    });
+  }
+
+  /** Highest offset of the partition the log knows a delivery of: replays past it need no check. */
+  async highestOffset(topic: string, partition: number): Promise<bigint | null> {
+    const [row] = await this.sql<{ o: string | null }[]>`
+      SELECT max(log_offset)::text AS o FROM delivery_log WHERE topic = ${topic} AND log_partition = ${partition}`;
+    return row?.o ? BigInt(row.o) : null;
+  }
+
+  /** Deliveries of records in [from, to] that are over (delivered, failed, blocked): not to be sent again. */
+  async finishedBetween(topic: string, partition: number, from: bigint, to: bigint): Promise<Array<{ offset: bigint; targetId: string }>> {
+    const rows = await this.sql<{ o: string; t: string }[]>`
+      SELECT log_offset::text AS o, target_id::text AS t FROM delivery_log
+      WHERE topic = ${topic} AND log_partition = ${partition}
+        AND log_offset BETWEEN ${from.toString()}::bigint AND ${to.toString()}::bigint
+        AND status IN ('delivered', 'failed', 'blocked')`;
+    return rows.map((r) => ({ offset: BigInt(r.o), targetId: r.t }));
+  }
+
+  async event(workspaceId: string, eventId: string): Promise<EventView | null> {
+    const [row] = await this.sql<EventRowDb[]>`
+      SELECT event_id AS "eventId", queue_name AS "queueName", event_type AS "eventType", group_key AS "groupKey",
+             partition_key AS "partitionKey", idempotency_key AS "idempotencyKey", received_at AS "receivedAt",
+             run_id AS "runId", log_partition AS "logPartition", log_offset::text AS "logOffset", target_ids::text[] AS "targetIds"
+      FROM event_log WHERE event_id = ${eventId} AND workspace_id = ${workspaceId}`;
+    if (!row) return null;
+    return (await this.withDeliveries([row]))[0]!;
+  }
+
+  /** The events of a sandbox run, oldest first. */
+  async runEvents(workspaceId: string, runId: string, limit: number): Promise<EventView[]> {
+    const rows = await this.sql<EventRowDb[]>`
+      SELECT event_id AS "eventId", queue_name AS "queueName", event_type AS "eventType", group_key AS "groupKey",
+             partition_key AS "partitionKey", idempotency_key AS "idempotencyKey", received_at AS "receivedAt",
+             run_id AS "runId", log_partition AS "logPartition", log_offset::text AS "logOffset", target_ids::text[] AS "targetIds"
+      FROM event_log WHERE workspace_id = ${workspaceId} AND run_id = ${runId}
+      ORDER BY received_at, event_id LIMIT ${limit}`;
+    return this.withDeliveries(rows);
+  }
+
+  /** Marks deliveries as pending again (a redelivery was requested). */
+  async markPending(eventId: string, targetIds: readonly string[], topic: string, partition: number, offset: bigint): Promise<void> {
+    await this.sql`
+      INSERT INTO delivery_log (event_id, target_id, status, topic, log_partition, log_offset)
+      SELECT ${eventId}, t::bigint, 'pending', ${topic}, ${partition}, ${offset.toString()}::bigint
+      FROM unnest(${[...targetIds]}::text[]) AS u(t)
+      ON CONFLICT (event_id, target_id) DO UPDATE SET status = 'pending', updated_at = now()`;
+  }
+
+  private async withDeliveries(rows: EventRowDb[]): Promise<EventView[]> {
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.eventId);
+    const deliveries = await this.sql<Array<DeliveryView & { eventId: string }>>`
+      SELECT d.event_id AS "eventId", d.target_id::text AS "targetId", t.public_id AS "targetPublicId", t.name AS "targetName",
+             d.status, d.attempts, d.updated_at AS "updatedAt"
+      FROM delivery_log d LEFT JOIN targets t ON t.id = d.target_id
+      WHERE d.event_id = ANY(${ids}::text[])
+      ORDER BY d.event_id, d.target_id`;
+    const routed = [...new Set(rows.flatMap((r) => r.targetIds))];
+    const names = new Map(
+      (await this.sql<{ id: string; publicId: string; name: string }[]>`
+        SELECT id::text, public_id AS "publicId", name FROM targets WHERE id = ANY(${routed}::bigint[])`).map((t) => [t.id, t]),
+    );
+    return rows.map((r) => {
+      const own = deliveries.filter((d) => d.eventId === r.eventId).map(({ eventId: _e, ...d }) => d);
+      // Routed targets without a row yet: consumed, not attempted yet.
+      for (const targetId of r.targetIds) {
+        if (own.some((d) => d.targetId === targetId)) continue;
+        const t = names.get(targetId);
+        own.push({ targetId, targetPublicId: t?.publicId ?? null, targetName: t?.name ?? null, status: 'pending', attempts: [], updatedAt: null });
+      }
+      return {
+        eventId: r.eventId,
+        queueName: r.queueName,
+        eventType: r.eventType,
+        groupKey: r.groupKey,
+        partitionKey: r.partitionKey,
+        idempotencyKey: r.idempotencyKey,
+        receivedAt: r.receivedAt,
+        runId: r.runId,
+        logPartition: r.logPartition,
+        logOffset: BigInt(r.logOffset),
+        deliveries: own,
+      };
+    });
+  }
+}

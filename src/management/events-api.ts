@@ -50,17 +50,18 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     const event = await log.event(ws.id, decode(ex.params[1]!));
     if (!event) throw new ServiceError('not_found', 'No such event.');
 
-    let targets: Array<{ id: string; publicId: string; name: string }>;
+    // Only where the event was routed: a redelivery runs through routing again
+    // (a target no longer routed, or disabled, shows as `blocked`).
+    let targets = event.deliveries
+      .filter((d) => d.targetPublicId !== null)
+      .map((d) => ({ id: d.targetId, publicId: d.targetPublicId!, name: d.targetName! }));
     if (targetName !== undefined) {
       const target = await ctx.topology.targetByName(ws.id, targetName);
       if (!target) throw new ServiceError('not_found', 'No such target.');
-      targets = [target];
-    } else {
-      targets = event.deliveries
-        .filter((d) => d.targetPublicId !== null)
-        .map((d) => ({ id: d.targetId, publicId: d.targetPublicId!, name: d.targetName! }));
-      if (targets.length === 0) throw new ServiceError('conflict', 'The event was routed to no target that still exists; name one in { "target" }.');
+      targets = targets.filter((t) => t.id === target.id);
+      if (targets.length === 0) throw new ServiceError('conflict', `The event was not routed to target ${targetName}.`);
     }
+    if (targets.length === 0) throw new ServiceError('conflict', 'The event was routed to no target that still exists.');
 
     const topic = ctx.config.kafka.topic;
     const bytes = await fetchRecordAt(ctx.kafka, topic, event.logPartition, event.logOffset);

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { isIP } from 'node:net';
 import { OriginSlots } from './origin-slots.js';
 import type { SsrfGuard } from './ssrf-guard.js';
 
@@ -29,7 +30,7 @@ export class HttpDispatcher {
   private readonly slots: OriginSlots;
 
   constructor(
-    guard: SsrfGuard,
+    private readonly guard: SsrfGuard,
     maxSocketsPerOrigin: number,
     private readonly maxResponseBytes: number,
   ) {
@@ -40,6 +41,11 @@ export class HttpDispatcher {
   }
 
   async send(req: DispatchRequest): Promise<DispatchResult> {
+    // node:http does not call the agent's lookup for an address literal: judge it here.
+    const host = req.url.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host) && !this.guard.isAllowed(host)) {
+      return { kind: 'error', code: 'ESSRF', error: `refused address ${host}`, durationMs: 0 };
+    }
     const release = await this.slots.acquire(req.url.origin);
     try {
       return await this.sendNow(req);

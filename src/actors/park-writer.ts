@@ -63,7 +63,7 @@ export class ParkWriter {
             return;
           }
           if (failures === 0) this.log.warn({ err: (err as Error).message, rows }, 'parking deliveries failed, retrying');
-          await new Promise((r) => setTimeout(r, Math.min(1_000, 100 * 2 ** failures)).unref());
+          await new Promise((r) => setTimeout(r, Math.min(1_000, 100 * 2 ** failures)));
         }
       }
     }

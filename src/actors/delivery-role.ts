@@ -1,5 +1,6 @@
 import { AttemptLog } from '../delivery/attempt-log.js';
 import { Deliverer } from '../delivery/deliverer.js';
+import { deliveryStream } from '../delivery/delivery-stream.js';
 import { HttpDispatcher } from '../delivery/http-dispatcher.js';
 import { OAuthTokens } from '../delivery/oauth-tokens.js';
 import { SigningPlans } from '../delivery/signing-plans.js';
@@ -33,8 +34,9 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
   const parkRepo = new ParkedDeliveryRepo(sql);
   const parkWriter = new ParkWriter(parkRepo, d.parking.flushMs, log);
   const targetState = new TargetStateRepo(sql);
+  const stream = deliveryStream(config.kafka);
   const step = new DeliveryStep({
-    topic: config.kafka.topic,
+    stream,
     routes: ctx.routes,
     deliverer,
     attemptLog,
@@ -49,7 +51,7 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
   const supervisor = new DeliverySupervisor(
     reader,
     {
-      topic: config.kafka.topic,
+      stream,
       routes: ctx.routes,
       step,
       attemptLog,

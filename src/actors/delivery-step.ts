@@ -11,7 +11,8 @@ import type { Job } from './job.js';
 export type StepResult = { kind: 'done'; status: DeliveryStatus } | { kind: 'retry'; dueAt: number };
 
 export interface StepDeps {
-  topic: string;
+  /** '<consumer group>/<topic>' (see src/delivery/delivery-stream.ts). */
+  stream: string;
   routes: RouteTable;
   deliverer: Deliverer;
   attemptLog: AttemptLog;
@@ -43,7 +44,7 @@ export class DeliveryStep {
   async run(job: Job, partition: number, signal: AbortSignal): Promise<StepResult> {
     const { record } = job;
     const target = await this.currentTarget(job, signal);
-    const base = { eventId: record.id, targetId: job.targetId, topic: this.deps.topic, partition, offset: job.seq };
+    const base = { eventId: record.id, targetId: job.targetId, stream: this.deps.stream, partition, offset: job.seq };
     if (!target || target.disabled) {
       this.deps.attemptLog.delivery({ ...base, status: 'blocked' });
       return { kind: 'done', status: 'blocked' };

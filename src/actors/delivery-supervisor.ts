@@ -74,7 +74,7 @@ export class DeliverySupervisor {
     this.polling = true;
     try {
       const now = this.services.now();
-      for (const lane of await this.services.parkRepo.claimRedeliveries(this.services.topic, owned)) {
+      for (const lane of await this.services.parkRepo.claimRedeliveries(this.services.stream, owned)) {
         const actor = this.actors.get(lane.partition);
         // Claimed by a partition that was revoked meanwhile: the row is parked; its next owner loads it.
         if (actor && !actor.revoked) actor.adopt(lane.targetId, lane.laneKey, now);

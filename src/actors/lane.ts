@@ -10,7 +10,7 @@ import type { Semaphore } from './semaphore.js';
 
 /** What the lanes of one partition share. */
 export interface LaneContext {
-  topic: string;
+  stream: string;
   partition: number;
   signal: AbortSignal;
   step: DeliveryStep;

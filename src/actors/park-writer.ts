@@ -96,7 +96,7 @@ export class ParkWriter {
 function dedupe(rows: ParkedRowInput[]): ParkedRowInput[] {
   const byKey = new Map<string, ParkedRowInput>();
   for (const row of rows) {
-    const key = `${row.topic}\0${row.partition}\0${row.targetId}\0${row.laneKey}\0${row.seq}`;
+    const key = `${row.stream}\0${row.partition}\0${row.targetId}\0${row.laneKey}\0${row.seq}`;
     const prev = byKey.get(key);
     if (!prev || row.attempts >= prev.attempts) byKey.set(key, row);
   }

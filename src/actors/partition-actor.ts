@@ -15,7 +15,8 @@ import type { Semaphore } from './semaphore.js';
 
 /** What every partition actor of a process shares. */
 export interface ActorServices {
-  topic: string;
+  /** '<consumer group>/<topic>' (see src/delivery/delivery-stream.ts). */
+  stream: string;
   routes: RouteTable;
   step: DeliveryStep;
   attemptLog: AttemptLog;
@@ -76,7 +77,7 @@ export class PartitionActor implements PartitionHandler {
   ) {
     this.due = new DueQueue<Lane>((lane) => void lane.wake(), services.now);
     this.laneCtx = {
-      topic: services.topic,
+      stream: services.stream,
       partition,
       signal: this.abort.signal,
       step: services.step,
@@ -184,7 +185,7 @@ export class PartitionActor implements PartitionHandler {
     const key = laneMapKey(targetId, laneKey);
     let lane = this.lanes.get(key);
     if (!lane) {
-      lane = new Lane({ topic: this.services.topic, partition: this.partition, targetId, laneKey }, this.laneCtx);
+      lane = new Lane({ stream: this.services.stream, partition: this.partition, targetId, laneKey }, this.laneCtx);
       this.lanes.set(key, lane);
     }
     return lane;
@@ -218,14 +219,14 @@ export class PartitionActor implements PartitionHandler {
   }
 
   private async initialize(): Promise<void> {
-    const { topic, parkRepo, deliveryLog, attemptLog } = this.services;
+    const { stream, parkRepo, deliveryLog, attemptLog } = this.services;
     for (let failures = 0; !this.revoked; failures++) {
       try {
         // What this process logged for the partition before (a previous actor) must be visible to the check.
         await attemptLog.flush();
-        this.replayUntil = await deliveryLog.highestOffset(topic, this.partition);
+        this.replayUntil = await deliveryLog.highestOffset(stream, this.partition);
         const now = this.services.now();
-        for (const lane of await parkRepo.lanes(topic, this.partition)) {
+        for (const lane of await parkRepo.lanes(stream, this.partition)) {
           this.adopt(lane.targetId, lane.laneKey, lane.nextAttemptAt ? Math.max(now, lane.nextAttemptAt.getTime()) : now);
         }
         break;
@@ -243,7 +244,7 @@ export class PartitionActor implements PartitionHandler {
   private async sweep(): Promise<void> {
     try {
       const now = this.services.now();
-      for (const lane of await this.services.parkRepo.lanes(this.services.topic, this.partition)) {
+      for (const lane of await this.services.parkRepo.lanes(this.services.stream, this.partition)) {
         this.adopt(lane.targetId, lane.laneKey, lane.nextAttemptAt ? Math.max(now, lane.nextAttemptAt.getTime()) : now);
       }
     } catch (err) {
@@ -263,7 +264,7 @@ export class PartitionActor implements PartitionHandler {
     const last = entries[entries.length - 1]!.offset;
     for (let failures = 0; !this.revoked; failures++) {
       try {
-        for (const row of await this.services.deliveryLog.finishedBetween(this.services.topic, this.partition, first, last)) {
+        for (const row of await this.services.deliveryLog.finishedBetween(this.services.stream, this.partition, first, last)) {
           done.add(`${row.offset}|${row.targetId}`);
         }
         return done;

@@ -1,4 +1,5 @@
 import type { ManagementAuth } from '../auth/management-auth.js';
+import { deliveryStream } from '../delivery/delivery-stream.js';
 import { ServiceError } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
 import { decodeEvent } from '../log/event-record.js';
@@ -63,13 +64,13 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     }
     if (targets.length === 0) throw new ServiceError('conflict', 'The event was routed to no target that still exists.');
 
-    const topic = ctx.config.kafka.topic;
-    const bytes = await fetchRecordAt(ctx.kafka, topic, event.logPartition, event.logOffset);
+    const bytes = await fetchRecordAt(ctx.kafka, ctx.config.kafka.topic, event.logPartition, event.logOffset);
     if (!bytes || decodeEvent(bytes).id !== event.eventId) {
       throw new ServiceError('conflict', 'The event log no longer holds this event (retention), so it cannot be delivered again.');
     }
-    await redeliveries.request(targets.map((t) => ({ topic, partition: event.logPartition, targetId: t.id, seq: event.logOffset, eventId: event.eventId, record: bytes })));
-    await log.markPending(event.eventId, targets.map((t) => t.id), topic, event.logPartition, event.logOffset);
+    const stream = deliveryStream(ctx.config.kafka);
+    await redeliveries.request(targets.map((t) => ({ stream, partition: event.logPartition, targetId: t.id, seq: event.logOffset, eventId: event.eventId, record: bytes })));
+    await log.markPending(event.eventId, targets.map((t) => t.id), stream, event.logPartition, event.logOffset);
     ex.sendJson(202, { eventId: event.eventId, targets: targets.map((t) => ({ target: t.name, targetPublicId: t.publicId, status: 'pending' })) });
   });
 

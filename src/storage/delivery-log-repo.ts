@@ -35,7 +35,8 @@ export interface DeliveryLogInput {
   status: DeliveryStatus;
   /** Attempts since the last write: appended to what is stored. */
   attempts: AttemptEntry[];
-  topic: string;
+  /** '<consumer group>/<topic>' (see migration 030). */
+  stream: string;
   partition: number;
   offset: bigint;
 }
@@ -107,11 +108,11 @@ export class DeliveryLogRepo {
       }
       if (deliveries.length > 0) {
         await tx`
-          INSERT INTO delivery_log (event_id, target_id, status, attempts, topic, log_partition, log_offset)
+          INSERT INTO delivery_log (event_id, target_id, status, attempts, log_stream, log_partition, log_offset)
           SELECT e, t::bigint, s, a::jsonb, tp, p, o::bigint
           FROM unnest(${deliveries.map((d) => d.eventId)}::text[], ${deliveries.map((d) => d.targetId)}::text[],
                       ${deliveries.map((d) => d.status)}::text[], ${deliveries.map((d) => JSON.stringify(d.attempts))}::text[],
-                      ${deliveries.map((d) => d.topic)}::text[], ${deliveries.map((d) => d.partition)}::int[],
+                      ${deliveries.map((d) => d.stream)}::text[], ${deliveries.map((d) => d.partition)}::int[],
                       ${deliveries.map((d) => d.offset.toString())}::text[])
                AS u(e, t, s, a, tp, p, o)
           ON CONFLICT (event_id, target_id) DO UPDATE
@@ -121,17 +122,17 @@ export class DeliveryLogRepo {
   }
 
   /** Highest offset of the partition the log knows a delivery of: replays past it need no check. */
-  async highestOffset(topic: string, partition: number): Promise<bigint | null> {
+  async highestOffset(stream: string, partition: number): Promise<bigint | null> {
     const [row] = await this.sql<{ o: string | null }[]>`
-      SELECT max(log_offset)::text AS o FROM delivery_log WHERE topic = ${topic} AND log_partition = ${partition}`;
+      SELECT max(log_offset)::text AS o FROM delivery_log WHERE log_stream = ${stream} AND log_partition = ${partition}`;
     return row?.o ? BigInt(row.o) : null;
   }
 
   /** Deliveries of records in [from, to] that are over (delivered, failed, blocked): not to be sent again. */
-  async finishedBetween(topic: string, partition: number, from: bigint, to: bigint): Promise<Array<{ offset: bigint; targetId: string }>> {
+  async finishedBetween(stream: string, partition: number, from: bigint, to: bigint): Promise<Array<{ offset: bigint; targetId: string }>> {
     const rows = await this.sql<{ o: string; t: string }[]>`
       SELECT log_offset::text AS o, target_id::text AS t FROM delivery_log
-      WHERE topic = ${topic} AND log_partition = ${partition}
+      WHERE log_stream = ${stream} AND log_partition = ${partition}
         AND log_offset BETWEEN ${from.toString()}::bigint AND ${to.toString()}::bigint
         AND status IN ('delivered', 'failed', 'blocked')`;
     return rows.map((r) => ({ offset: BigInt(r.o), targetId: r.t }));
@@ -159,10 +160,10 @@ export class DeliveryLogRepo {
   }
 
   /** Marks deliveries as pending again (a redelivery was requested). */
-  async markPending(eventId: string, targetIds: readonly string[], topic: string, partition: number, offset: bigint): Promise<void> {
+  async markPending(eventId: string, targetIds: readonly string[], stream: string, partition: number, offset: bigint): Promise<void> {
     await this.sql`
-      INSERT INTO delivery_log (event_id, target_id, status, topic, log_partition, log_offset)
-      SELECT ${eventId}, t::bigint, 'pending', ${topic}, ${partition}, ${offset.toString()}::bigint
+      INSERT INTO delivery_log (event_id, target_id, status, log_stream, log_partition, log_offset)
+      SELECT ${eventId}, t::bigint, 'pending', ${stream}, ${partition}, ${offset.toString()}::bigint
       FROM unnest(${[...targetIds]}::text[]) AS u(t)
       ON CONFLICT (event_id, target_id) DO UPDATE SET status = 'pending', updated_at = now()`;
   }

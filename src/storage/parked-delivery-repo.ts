@@ -2,7 +2,8 @@ import type { Sql } from './db.js';
 
 /** Where a lane lives: its rows are ordered by seq (the Kafka offset of each record). */
 export interface LaneRef {
-  topic: string;
+  /** The delivery pipeline: '<consumer group>/<topic>' (see migration 030). */
+  stream: string;
   partition: number;
   targetId: string;
   laneKey: string;
@@ -52,7 +53,7 @@ export class ParkedDeliveryRepo {
   async upsert(rows: readonly ParkedRowInput[]): Promise<void> {
     for (let i = 0; i < rows.length; i += CHUNK) {
       const chunk = rows.slice(i, i + CHUNK).map((r) => ({
-        topic: r.topic,
+        log_stream: r.stream,
         log_partition: r.partition,
         target_id: r.targetId,
         lane_key: r.laneKey,
@@ -66,7 +67,7 @@ export class ParkedDeliveryRepo {
       }));
       await this.sql`
         INSERT INTO parked_deliveries ${this.sql(chunk)}
-        ON CONFLICT (topic, log_partition, target_id, lane_key, seq) DO UPDATE
+        ON CONFLICT (log_stream, log_partition, target_id, lane_key, seq) DO UPDATE
           SET attempts = EXCLUDED.attempts, first_attempt_at = EXCLUDED.first_attempt_at,
               next_attempt_at = EXCLUDED.next_attempt_at, last_error = EXCLUDED.last_error
           WHERE EXCLUDED.attempts > 0`;
@@ -83,12 +84,12 @@ export class ParkedDeliveryRepo {
     const rows = await this.sql<{ seq: string; record: Buffer; attempts: number; firstAttemptAt: Date | null }[]>`
       WITH gone AS (
         DELETE FROM parked_deliveries
-        WHERE topic = ${lane.topic} AND log_partition = ${lane.partition} AND target_id = ${lane.targetId}
+        WHERE log_stream = ${lane.stream} AND log_partition = ${lane.partition} AND target_id = ${lane.targetId}
           AND lane_key = ${lane.laneKey} AND seq = ANY(${doneSeqs}::bigint[])
       )
       SELECT seq, record, attempts, first_attempt_at AS "firstAttemptAt"
       FROM parked_deliveries
-      WHERE topic = ${lane.topic} AND log_partition = ${lane.partition} AND target_id = ${lane.targetId}
+      WHERE log_stream = ${lane.stream} AND log_partition = ${lane.partition} AND target_id = ${lane.targetId}
         AND lane_key = ${lane.laneKey} AND NOT (seq = ANY(${doneSeqs}::bigint[]))
       ORDER BY seq
       LIMIT ${limit}`;
@@ -99,17 +100,17 @@ export class ParkedDeliveryRepo {
     if (seqs.length === 0) return;
     await this.sql`
       DELETE FROM parked_deliveries
-      WHERE topic = ${lane.topic} AND log_partition = ${lane.partition} AND target_id = ${lane.targetId}
+      WHERE log_stream = ${lane.stream} AND log_partition = ${lane.partition} AND target_id = ${lane.targetId}
         AND lane_key = ${lane.laneKey} AND seq = ANY(${seqs.map(String)}::bigint[])`;
   }
 
   /** The parked lanes of a partition and when each one's head is due (null: at once). */
-  async lanes(topic: string, partition: number): Promise<ParkedLane[]> {
+  async lanes(stream: string, partition: number): Promise<ParkedLane[]> {
     return this.sql<ParkedLane[]>`
       SELECT DISTINCT ON (target_id, lane_key)
              target_id::text AS "targetId", lane_key AS "laneKey", next_attempt_at AS "nextAttemptAt"
       FROM parked_deliveries
-      WHERE topic = ${topic} AND log_partition = ${partition}
+      WHERE log_stream = ${stream} AND log_partition = ${partition}
       ORDER BY target_id, lane_key, seq`;
   }
 
@@ -118,16 +119,16 @@ export class ParkedDeliveryRepo {
    * their own, due at once, in one transaction: a crash either leaves the
    * request or the lane, never neither.
    */
-  async claimRedeliveries(topic: string, partitions: readonly number[]): Promise<Array<{ partition: number; targetId: string; laneKey: string }>> {
+  async claimRedeliveries(stream: string, partitions: readonly number[]): Promise<Array<{ partition: number; targetId: string; laneKey: string }>> {
     if (partitions.length === 0) return [];
     return this.sql<Array<{ partition: number; targetId: string; laneKey: string }>>`
       WITH claimed AS (
         DELETE FROM redelivery_requests
-        WHERE topic = ${topic} AND log_partition = ANY(${[...partitions]}::int[])
-        RETURNING id, topic, log_partition, target_id, seq, event_id, record
+        WHERE log_stream = ${stream} AND log_partition = ANY(${[...partitions]}::int[])
+        RETURNING id, log_stream, log_partition, target_id, seq, event_id, record
       )
-      INSERT INTO parked_deliveries (topic, log_partition, target_id, lane_key, seq, event_id, record, next_attempt_at)
-      SELECT topic, log_partition, target_id, 'r:' || id, seq, event_id, record, now() FROM claimed
+      INSERT INTO parked_deliveries (log_stream, log_partition, target_id, lane_key, seq, event_id, record, next_attempt_at)
+      SELECT log_stream, log_partition, target_id, 'r:' || id, seq, event_id, record, now() FROM claimed
       ON CONFLICT DO NOTHING
       RETURNING log_partition AS partition, target_id::text AS "targetId", lane_key AS "laneKey"`;
   }

@@ -2,7 +2,8 @@ import type { Sql } from './db.js';
 
 /** A request to deliver an event again to one target (POST …/events/{id}/redeliver). */
 export interface RedeliveryInput {
-  topic: string;
+  /** '<consumer group>/<topic>': the pipeline whose owner picks the request up. */
+  stream: string;
   partition: number;
   targetId: string;
   seq: bigint;
@@ -21,7 +22,7 @@ export class RedeliveryRepo {
     if (items.length === 0) return;
     await this.sql`
       INSERT INTO redelivery_requests ${this.sql(items.map((r) => ({
-        topic: r.topic,
+        log_stream: r.stream,
         log_partition: r.partition,
         target_id: r.targetId,
         seq: r.seq.toString(),

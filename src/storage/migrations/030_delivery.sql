@@ -8,14 +8,19 @@
 --                       already finished, so they are not sent again.
 --   redelivery_requests POST …/redeliver hands a copy of the record to the
 --                       partition's owner, which turns it into a parked lane.
+--
+-- log_stream is '<consumer group>/<topic>': the delivery pipeline a row belongs
+-- to. Partitions are owned within a consumer group, so a second group reading
+-- the same topic (a blue/green deployment, the bench's replay) is a pipeline
+-- of its own, with its own parked lanes and its own record of what it finished.
 
--- One row per (record, target) waiting in a parked lane. A lane is (topic
+-- One row per (record, target) waiting in a parked lane. A lane is (stream,
 -- partition, target, lane key); its rows run in seq (= Kafka offset) order. Only
 -- the head carries next_attempt_at; rows behind it wait for it.
 -- lane_key: 'k:<partition key>', 'o:<offset>' (no key: a lane of its own),
 -- 'r:<request id>' (a redelivery).
 CREATE TABLE parked_deliveries (
-  topic             text NOT NULL,
+  log_stream        text NOT NULL,
   log_partition     int NOT NULL,
   target_id         bigint NOT NULL,
   lane_key          text NOT NULL,
@@ -26,7 +31,7 @@ CREATE TABLE parked_deliveries (
   first_attempt_at  timestamptz,
   next_attempt_at   timestamptz,
   last_error        text,
-  PRIMARY KEY (topic, log_partition, target_id, lane_key, seq)
+  PRIMARY KEY (log_stream, log_partition, target_id, lane_key, seq)
 );
 
 -- Events as delivery first saw them. target_ids: where the event was routed,
@@ -54,17 +59,17 @@ CREATE TABLE delivery_log (
   target_id      bigint NOT NULL,
   status         text NOT NULL CHECK (status IN ('pending', 'delivered', 'retrying', 'failed', 'blocked')),
   attempts       jsonb NOT NULL DEFAULT '[]'::jsonb,
-  topic          text NOT NULL,
+  log_stream     text NOT NULL,
   log_partition  int NOT NULL,
   log_offset     bigint NOT NULL,
   updated_at     timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (event_id, target_id)
 );
-CREATE INDEX delivery_log_offset_idx ON delivery_log (topic, log_partition, log_offset);
+CREATE INDEX delivery_log_offset_idx ON delivery_log (log_stream, log_partition, log_offset);
 
 CREATE TABLE redelivery_requests (
   id             bigserial PRIMARY KEY,
-  topic          text NOT NULL,
+  log_stream     text NOT NULL,
   log_partition  int NOT NULL,
   target_id      bigint NOT NULL,
   seq            bigint NOT NULL,
@@ -72,4 +77,4 @@ CREATE TABLE redelivery_requests (
   record         bytea NOT NULL,
   requested_at   timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX redelivery_requests_partition_idx ON redelivery_requests (topic, log_partition);
+CREATE INDEX redelivery_requests_partition_idx ON redelivery_requests (log_stream, log_partition);

@@ -5,7 +5,7 @@ import { ParkWriter } from '../../../src/actors/park-writer.js';
 import { Semaphore } from '../../../src/actors/semaphore.js';
 import type { DeliveryStep, StepResult } from '../../../src/actors/delivery-step.js';
 import type { Job } from '../../../src/actors/job.js';
-import { MemoryParkedRepo, record, silentLog, until } from './fakes.js';
+import { MemoryParkedRepo, record, silentLog, until } from '../../helpers/lane-fakes.js';
 
 /**
  * A lane against an in-memory parking store and a scripted step: each event
@@ -26,9 +26,9 @@ function setup(script: Record<string, Array<'ok' | number>>, opts: { holdInMemor
       return next === 'ok' ? { kind: 'done', status: 'delivered' } : { kind: 'retry', dueAt: Date.now() + next };
     },
   } as unknown as DeliveryStep;
-  const ref = { topic: 'tp', partition: 0, targetId: '7', laneKey: 'k:k' };
+  const ref = { stream: 'g/tp', partition: 0, targetId: '7', laneKey: 'k:k' };
   const ctx: LaneContext = {
-    topic: 'tp',
+    stream: 'g/tp',
     partition: 0,
     signal: abort.signal,
     step,

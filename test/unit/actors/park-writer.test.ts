@@ -1,9 +1,9 @@
 import t from 'tap';
 import { ParkWriter } from '../../../src/actors/park-writer.js';
-import { MemoryParkedRepo, silentLog } from './fakes.js';
+import { MemoryParkedRepo, silentLog } from '../../helpers/lane-fakes.js';
 
 const row = (seq: number, attempts = 0) => ({
-  topic: 'tp', partition: 0, targetId: '1', laneKey: 'k:a', seq: BigInt(seq), eventId: `e${seq}`, record: Buffer.from('x'),
+  stream: 'g/tp', partition: 0, targetId: '1', laneKey: 'k:a', seq: BigInt(seq), eventId: `e${seq}`, record: Buffer.from('x'),
   attempts, firstAttemptAt: null, nextAttemptAt: null, lastError: null,
 });
 

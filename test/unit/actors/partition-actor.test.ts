@@ -8,7 +8,7 @@ import type { AttemptLog } from '../../../src/delivery/attempt-log.js';
 import type { LogEntry } from '../../../src/log/event-log.js';
 import type { RouteTable, RouteTarget } from '../../../src/routing/route-table.js';
 import type { DeliveryLogRepo } from '../../../src/storage/delivery-log-repo.js';
-import { MemoryParkedRepo, record, silentLog, until } from './fakes.js';
+import { MemoryParkedRepo, record, silentLog, until } from '../../helpers/lane-fakes.js';
 
 const target = (id: string): RouteTarget => ({
   id, publicId: `tgt_${id}`, name: id, url: new URL('http://r.example/'), disabled: false,
@@ -43,7 +43,7 @@ function setup(opts: { targets?: RouteTarget[]; maxPending?: number; finished?: 
   } as unknown as DeliveryLogRepo;
   const repo = new MemoryParkedRepo();
   const services: ActorServices = {
-    topic: 'tp',
+    stream: 'g/tp',
     routes: { targetsFor: async () => targets } as unknown as RouteTable,
     step,
     attemptLog,

@@ -1,5 +1,5 @@
-import type { LaneRef, ParkedDeliveryRepo, ParkedLane, ParkedRow, ParkedRowInput } from '../../../src/storage/parked-delivery-repo.js';
-import type { EventRecord } from '../../../src/log/event-record.js';
+import type { LaneRef, ParkedDeliveryRepo, ParkedLane, ParkedRow, ParkedRowInput } from '../../src/storage/parked-delivery-repo.js';
+import type { EventRecord } from '../../src/log/event-record.js';
 
 /**
  * An in-memory stand-in for ParkedDeliveryRepo with the same semantics as its
@@ -12,7 +12,7 @@ export class MemoryParkedRepo {
   failNext = 0;
 
   private key(r: LaneRef & { seq: bigint }): string {
-    return `${r.topic}|${r.partition}|${r.targetId}|${r.laneKey}|${r.seq}`;
+    return `${r.stream}|${r.partition}|${r.targetId}|${r.laneKey}|${r.seq}`;
   }
 
   async upsert(rows: readonly ParkedRowInput[]): Promise<void> {
@@ -29,7 +29,7 @@ export class MemoryParkedRepo {
 
   laneRows(lane: LaneRef): ParkedRowInput[] {
     return [...this.rows.values()]
-      .filter((r) => r.topic === lane.topic && r.partition === lane.partition && r.targetId === lane.targetId && r.laneKey === lane.laneKey)
+      .filter((r) => r.stream === lane.stream && r.partition === lane.partition && r.targetId === lane.targetId && r.laneKey === lane.laneKey)
       .sort((a, b) => (a.seq < b.seq ? -1 : 1));
   }
 
@@ -44,10 +44,10 @@ export class MemoryParkedRepo {
     for (const seq of seqs) this.rows.delete(this.key({ ...lane, seq }));
   }
 
-  async lanes(topic: string, partition: number): Promise<ParkedLane[]> {
+  async lanes(stream: string, partition: number): Promise<ParkedLane[]> {
     const heads = new Map<string, ParkedLane>();
     for (const r of [...this.rows.values()].sort((a, b) => (a.seq < b.seq ? -1 : 1))) {
-      if (r.topic !== topic || r.partition !== partition) continue;
+      if (r.stream !== stream || r.partition !== partition) continue;
       const k = `${r.targetId}|${r.laneKey}`;
       if (!heads.has(k)) heads.set(k, { targetId: r.targetId, laneKey: r.laneKey, nextAttemptAt: r.nextAttemptAt });
     }

@@ -27,7 +27,7 @@ t.test('retries follow the target\'s schedule with ±20 % jitter, parked between
   t.comment(`gaps between attempts (s): ${gaps.map((g) => g.toFixed(2)).join(', ')}`);
   // 1 s, 2 s, 3 s, then the last step repeats.
   [1, 2, 3, 3].forEach((step, i) => {
-    t.ok(gaps[i]! >= step * 0.8 - 0.05 && gaps[i]! <= step * 1.2 + 0.5, `retry ${i + 1} after ${gaps[i]!.toFixed(2)} s (schedule ${step} s ± 20 %)`);
+    t.ok(gaps[i]! >= step * 0.8 - 0.05 && gaps[i]! <= step * 1.2 + 0.8, `retry ${i + 1} after ${gaps[i]!.toFixed(2)} s (schedule ${step} s ± 20 %)`);
   });
   const event = await waitForEvent(api, posted.body.eventId, (e) => e.deliveries[0]?.status === 'delivered');
   t.same(event.deliveries[0].attempts.map((a: { status: number }) => a.status), [503, 503, 503, 503, 200]);
@@ -92,12 +92,12 @@ t.test('a receiver that never answers and one that drips its response both end a
     for (const a of attempts) {
       t.equal(a.status, null, 'no answer counts as no status');
       t.match(a.error, new RegExp(`no complete response within ${deadline} ms`));
-      t.ok(a.durationMs >= deadline - 20 && a.durationMs < deadline + 300, `attempt took ${a.durationMs} ms for a ${deadline} ms deadline`);
+      t.ok(a.durationMs >= deadline - 20 && a.durationMs < deadline + 500, `attempt took ${a.durationMs} ms for a ${deadline} ms deadline`);
     }
   }
   await sleep(200);
   t.equal(closedAfter.length, 4, 'every connection was closed by the service');
-  t.ok(closedAfter.every((ms) => ms < 1_200), `connections closed after ${closedAfter.join(', ')} ms`);
+  t.ok(closedAfter.every((ms) => ms < 1_400), `connections closed after ${closedAfter.join(', ')} ms`);
 });
 
 t.test('a huge response is read only up to 64 KiB', async (t) => {

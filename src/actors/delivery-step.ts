@@ -35,6 +35,8 @@ export interface StepDeps {
  */
 export class DeliveryStep {
   private readonly now: () => number;
+  /** Targets this process disabled, and when: jobs routed before then must look again. */
+  private readonly disabledAt = new Map<string, number>();
 
   constructor(private readonly deps: StepDeps) {
     this.now = deps.now ?? Date.now;
@@ -43,7 +45,11 @@ export class DeliveryStep {
   /** Throws only when `signal` aborts while the route lookup waits for the database. */
   async run(job: Job, partition: number, signal: AbortSignal): Promise<StepResult> {
     const { record } = job;
-    const target = await this.currentTarget(job, signal);
+    // A job fresh from routing has its target, unless this process disabled
+    // that target since; a job that waited looks it up again.
+    const fresh = job.attempts === 0 && job.routed !== null && !((this.disabledAt.get(job.targetId) ?? -1) >= job.routedAt);
+    const target = fresh ? job.routed : await this.currentTarget(job, signal);
+    job.routed = null;
     const base = { eventId: record.id, targetId: job.targetId, stream: this.deps.stream, partition, offset: job.seq };
     if (!target || target.disabled) {
       this.deps.attemptLog.delivery({ ...base, status: 'blocked' });
@@ -81,6 +87,7 @@ export class DeliveryStep {
     if (outcome.kind === 'failed') {
       // A simulated 410 must not switch off a real target.
       if (outcome.disableTarget && !report.simulated) {
+        this.disabledAt.set(target.id, this.now());
         await this.deps.disableTarget(target, `the receiver answered 410 Gone to event ${record.id} at ${entry.at}`).catch((err: unknown) => {
           this.deps.log.warn({ err: (err as Error).message, target: target.publicId }, 'could not disable target');
         });

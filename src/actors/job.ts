@@ -1,4 +1,5 @@
 import type { EventRecord } from '../log/event-record.js';
+import type { RouteTarget } from '../routing/route-table.js';
 
 /**
  * One event on its way to one target: what a lane runs. Jobs made from log
@@ -12,6 +13,13 @@ export interface Job {
   /** The record's Kafka offset: a lane's order. */
   seq: bigint;
   targetId: string;
+  /**
+   * The target as routed when the job was made; used for its first attempt
+   * only. Later attempts look the target up again (configuration may change).
+   */
+  routed: RouteTarget | null;
+  /** When `routed` was looked up (epoch ms). */
+  routedAt: number;
   attempts: number;
   firstAttemptAt: number | null;
   lastError: string | null;

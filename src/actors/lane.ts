@@ -203,6 +203,8 @@ export class Lane {
       encoded: row.record,
       seq: row.seq,
       targetId: this.ref.targetId,
+      routed: null,
+      routedAt: 0,
       attempts: row.attempts,
       firstAttemptAt: row.firstAttemptAt ? row.firstAttemptAt.getTime() : null,
       lastError: null,

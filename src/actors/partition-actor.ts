@@ -160,6 +160,7 @@ export class PartitionActor implements PartitionHandler {
       return;
     }
     let remaining = todo.length;
+    const now = this.services.now();
     const laneKey = record.partitionKey !== null ? `k:${record.partitionKey}` : `o:${entry.offset}`;
     for (const target of todo) {
       let settled = false;
@@ -168,6 +169,8 @@ export class PartitionActor implements PartitionHandler {
         encoded: null,
         seq: entry.offset,
         targetId: target.id,
+        routed: target,
+        routedAt: now,
         attempts: 0,
         firstAttemptAt: null,
         lastError: null,

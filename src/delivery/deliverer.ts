@@ -55,7 +55,8 @@ export class Deliverer {
   private async send(record: EventRecord, target: RouteTarget): Promise<DispatchResult> {
     let plan: SigningPlan;
     try {
-      plan = await this.plans.forRecord(record);
+      const planned = this.plans.planFor(record);
+      plan = planned instanceof Promise ? await planned : planned;
     } catch (err) {
       return failure('ECONFIG', `cannot read the queue's signing settings: ${(err as Error).message}`);
     }

@@ -46,7 +46,8 @@ export class HttpDispatcher {
     if (isIP(host) && !this.guard.isAllowed(host)) {
       return { kind: 'error', code: 'ESSRF', error: `refused address ${host}`, durationMs: 0 };
     }
-    const release = await this.slots.acquire(req.url.origin);
+    const origin = req.url.origin;
+    const release = this.slots.tryAcquire(origin) ?? (await this.slots.acquire(origin));
     try {
       return await this.sendNow(req);
     } finally {

@@ -10,22 +10,35 @@ export class OriginSlots {
 
   constructor(private readonly limit: number) {}
 
-  async acquire(origin: string): Promise<() => void> {
+  /** A slot now, or null when the origin is at its limit (the common case costs no promise). */
+  tryAcquire(origin: string): (() => void) | null {
     let entry = this.origins.get(origin);
     if (!entry) {
       entry = { active: 0, waiting: [] };
       this.origins.set(origin, entry);
     }
-    if (entry.active >= this.limit) await new Promise<void>((resolve) => entry!.waiting.push(resolve));
-    else entry.active++;
+    if (entry.active >= this.limit) return null;
+    entry.active++;
+    return this.releaser(origin, entry);
+  }
+
+  async acquire(origin: string): Promise<() => void> {
+    const now = this.tryAcquire(origin);
+    if (now) return now;
+    const entry = this.origins.get(origin)!;
+    await new Promise<void>((resolve) => entry.waiting.push(resolve));
+    return this.releaser(origin, entry);
+  }
+
+  private releaser(origin: string, entry: { active: number; waiting: Array<() => void> }): () => void {
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const next = entry!.waiting.shift();
+      const next = entry.waiting.shift();
       // The slot passes straight to the next waiter, so `active` stays as it is.
       if (next) next();
-      else if (--entry!.active === 0) this.origins.delete(origin);
+      else if (--entry.active === 0) this.origins.delete(origin);
     };
   }
 

@@ -35,6 +35,18 @@ export class SigningPlans {
     this.keys = new TtlCache(ttlMs);
   }
 
+  /** The plan, synchronously when both parts are cached (every attempt asks). */
+  planFor(record: Pick<EventRecord, 'queueId' | 'workspaceId'>): SigningPlan | Promise<SigningPlan> {
+    const base = this.queues.get(record.queueId);
+    if (base === null) return UNSIGNED;
+    if (base !== undefined) {
+      if (!base.hmac) return { hmac: false, key: null, paymentsSecret: base.paymentsSecret };
+      const key = this.keys.get(record.workspaceId);
+      if (key !== undefined) return { hmac: true, key, paymentsSecret: base.paymentsSecret };
+    }
+    return this.forRecord(record);
+  }
+
   async forRecord(record: Pick<EventRecord, 'queueId' | 'workspaceId'>): Promise<SigningPlan> {
     const base = await this.queues.getOrLoad(record.queueId, async () => {
       const stored = await this.queueRepo.settingsOf(record.queueId);

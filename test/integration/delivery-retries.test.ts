@@ -147,12 +147,16 @@ t.test('410 Gone fails the delivery and disables the target with a visible reaso
   const receiver = await startReceiver(t);
   receiver.responder = (_req, res) => {
     res.statusCode = 410;
-    res.end();
+    setTimeout(() => res.end(), 300);
   };
   await api.wire('gone', 'gone-target', `${receiver.url}/gone`);
-  const first = await api.postEvent('gone', '{"n":1}');
+  // Three of one key: the second and third wait in the lane while the first is answered.
+  const first = await api.postEvent('gone', '{"n":1}', { 'x-service-partition-key': 'same' });
+  const queued = [await api.postEvent('gone', '{"n":1.1}', { 'x-service-partition-key': 'same' }), await api.postEvent('gone', '{"n":1.2}', { 'x-service-partition-key': 'same' })];
   const failed = await waitForEvent(api, first.body.eventId, (e) => e.deliveries[0]?.status === 'failed');
   t.equal(failed.deliveries[0].attempts.length, 1, '410 is not retried');
+  for (const q of queued) await waitForEvent(api, q.body.eventId, (e) => e.deliveries[0]?.status === 'blocked');
+  t.equal(receiver.requests.length, 1, 'the events queued behind it were not sent');
   const target = await api.manage('GET', api.tenantPath('/targets/gone-target'));
   t.equal(target.body.disabled, true);
   t.match(target.body.disabledReason, /410 Gone/);

@@ -45,7 +45,7 @@ function setup(script: Record<string, Array<'ok' | number>>, opts: { holdInMemor
   const lane = new Lane(ref, ctx);
   let seq = 0n;
   const push = (id: string) =>
-    lane.push({ record: record(id), encoded: null, seq: seq++, targetId: '7', attempts: 0, firstAttemptAt: null, lastError: null, settle: () => settled.push(id) });
+    lane.push({ record: record(id), encoded: null, seq: seq++, targetId: '7', routed: null, routedAt: 0, attempts: 0, firstAttemptAt: null, lastError: null, settle: () => settled.push(id) });
   return { lane, repo, attempts, settled, abort, push, ref, idle: () => idle };
 }
 

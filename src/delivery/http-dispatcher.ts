@@ -24,6 +24,17 @@ export type DispatchResult =
  * body; redirects are never followed (node:http does not), and at most
  * `maxResponseBytes` of the response are read: past that the connection is cut.
  */
+/** URL.origin builds a new string on every read; a target's URL object lives long. */
+const origins = new WeakMap<URL, string>();
+function originOf(url: URL): string {
+  let origin = origins.get(url);
+  if (origin === undefined) {
+    origin = url.origin;
+    origins.set(url, origin);
+  }
+  return origin;
+}
+
 export class HttpDispatcher {
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
@@ -46,7 +57,7 @@ export class HttpDispatcher {
     if (isIP(host) && !this.guard.isAllowed(host)) {
       return { kind: 'error', code: 'ESSRF', error: `refused address ${host}`, durationMs: 0 };
     }
-    const origin = req.url.origin;
+    const origin = originOf(req.url);
     const release = this.slots.tryAcquire(origin) ?? (await this.slots.acquire(origin));
     try {
       return await this.sendNow(req);

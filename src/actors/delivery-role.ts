@@ -1,6 +1,7 @@
 import { AttemptLog } from '../delivery/attempt-log.js';
 import { Deliverer } from '../delivery/deliverer.js';
 import { deliveryStream } from '../delivery/delivery-stream.js';
+import { FailureStreaks } from '../delivery/failure-streaks.js';
 import { HttpDispatcher } from '../delivery/http-dispatcher.js';
 import { OAuthTokens } from '../delivery/oauth-tokens.js';
 import { SigningPlans } from '../delivery/signing-plans.js';
@@ -45,6 +46,7 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
       if (await targetState.disable(target.id, reason)) await ctx.bus.publish('target');
     },
     sandboxSpeedup: d.sandboxSpeedup,
+    streaks: new FailureStreaks(targetState, d.disableAfterFailingSeconds * 1000),
     log,
   });
   const reader = new KafkaReader(ctx.kafka, config.kafka, d.partitionsConcurrently, ctx.log.child({ component: 'consumer' }));

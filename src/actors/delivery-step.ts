@@ -1,4 +1,5 @@
 import type { Deliverer } from '../delivery/deliverer.js';
+import type { FailureStreaks } from '../delivery/failure-streaks.js';
 import type { AttemptLog } from '../delivery/attempt-log.js';
 import { compressed, nextAttemptAt } from '../delivery/retry-schedule.js';
 import { attemptChannel, type AttemptMessage } from '../observability/channels.js';
@@ -19,6 +20,8 @@ export interface StepDeps {
   /** Disables a target that answered 410, with the reason its workspace sees. */
   disableTarget(target: RouteTarget, reason: string): Promise<void>;
   sandboxSpeedup: number;
+  /** Failure streaks per target (contract §7: disabled after failing continuously). */
+  streaks: FailureStreaks;
   log: Logger;
   now?: () => number;
 }
@@ -80,18 +83,17 @@ export class DeliveryStep {
       attemptChannel.publish(message);
     }
 
+    if (!report.simulated) {
+      if (outcome.kind === 'delivered') this.streakEnded(target);
+      else await this.streakGoesOn(target);
+    }
     if (outcome.kind === 'delivered') {
       this.deps.attemptLog.delivery({ ...base, status: 'delivered', attempt: entry });
       return { kind: 'done', status: 'delivered' };
     }
     if (outcome.kind === 'failed') {
       // A simulated 410 must not switch off a real target.
-      if (outcome.disableTarget && !report.simulated) {
-        this.disabledAt.set(target.id, this.now());
-        await this.deps.disableTarget(target, `the receiver answered 410 Gone to event ${record.id} at ${entry.at}`).catch((err: unknown) => {
-          this.deps.log.warn({ err: (err as Error).message, target: target.publicId }, 'could not disable target');
-        });
-      }
+      if (outcome.disableTarget && !report.simulated) await this.disable(target, `the receiver answered 410 Gone to event ${record.id} at ${entry.at}`);
       this.deps.attemptLog.delivery({ ...base, status: 'failed', attempt: entry });
       return { kind: 'done', status: 'failed' };
     }
@@ -107,6 +109,31 @@ export class DeliveryStep {
     }
     this.deps.attemptLog.delivery({ ...base, status: 'retrying', attempt: entry });
     return { kind: 'retry', dueAt };
+  }
+
+  private async disable(target: RouteTarget, reason: string): Promise<void> {
+    this.disabledAt.set(target.id, this.now());
+    await this.deps.disableTarget(target, reason).catch((err: unknown) => {
+      this.deps.log.warn({ err: (err as Error).message, target: target.publicId }, 'could not disable target');
+    });
+  }
+
+  /** A success ends the target's failure streak (written at most once a minute per target, off the hot path). */
+  private streakEnded(target: RouteTarget): void {
+    const written = this.deps.streaks.succeeded(target.id);
+    written?.catch((err: unknown) => this.deps.log.warn({ err: (err as Error).message, target: target.publicId }, 'could not record a healthy target'));
+  }
+
+  /** A failure extends the streak; one long enough disables the target (contract §7). */
+  private async streakGoesOn(target: RouteTarget): Promise<void> {
+    try {
+      if (await this.deps.streaks.failed(target.id)) {
+        const since = new Date(this.deps.streaks.since(target.id) ?? this.now()).toISOString();
+        await this.disable(target, `every delivery attempt has failed since ${since}`);
+      }
+    } catch (err) {
+      this.deps.log.warn({ err: (err as Error).message, target: target.publicId }, 'could not track the target\'s failures');
+    }
   }
 
   private async currentTarget(job: Job, signal: AbortSignal): Promise<RouteTarget | null> {

@@ -43,6 +43,7 @@ export interface Config {
     attemptLog: { flushMs: number; maxBatch: number; maxBuffered: number };
     sandboxSpeedup: number;
     oauthRefreshMarginSeconds: number;
+    disableAfterFailingSeconds: number;
   };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
 }
@@ -108,6 +109,7 @@ export const schema: SchemaNode = obj({
     attemptLog: obj({ flushMs: int(1, 60_000), maxBatch: int(1, 100_000), maxBuffered: int(1, 10_000_000) }),
     sandboxSpeedup: int(1, 1_000_000),
     oauthRefreshMarginSeconds: int(0, 3_600),
+    disableAfterFailingSeconds: int(1, 365 * 86_400),
   }),
   log: obj({ level: { kind: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] } }),
 });

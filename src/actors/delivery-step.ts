@@ -64,51 +64,51 @@ export class DeliveryStep {
     job.firstAttemptAt ??= report.at;
     const { result, outcome } = report;
     const status = result.kind === 'response' ? result.status : null;
-    const reason = outcome.kind === 'delivered' ? null : outcome.reason;
-    const entry: AttemptEntry = { at: new Date(report.at).toISOString(), status, durationMs: result.durationMs, error: reason };
-    if (report.simulated) entry.simulated = true;
-    // Simulated attempts stay out of the channel: nothing was distributed.
-    if (!report.simulated && attemptChannel.hasSubscribers) {
-      const message: AttemptMessage = {
-        record,
-        target,
-        eventId: record.id,
-        targetPublicId: target.publicId,
-        attempt: job.attempts,
-        outcome: outcome.kind,
-        status,
-        reason,
-        durationMs: result.durationMs,
-      };
-      attemptChannel.publish(message);
+    let error = outcome.kind === 'delivered' ? null : outcome.reason;
+
+    let verdict: StepResult;
+    if (outcome.kind === 'delivered') verdict = { kind: 'done', status: 'delivered' };
+    else if (outcome.kind === 'failed') verdict = { kind: 'done', status: 'failed' };
+    else {
+      job.lastError = outcome.reason;
+      let policy = this.deps.deliverer.policyOf(target);
+      if (record.sandbox) policy = compressed(policy, this.deps.sandboxSpeedup);
+      const dueAt = nextAttemptAt(policy, job.attempts, job.firstAttemptAt, this.now(), outcome.retryAfterMs);
+      if (dueAt !== null) verdict = { kind: 'retry', dueAt };
+      else {
+        // Dead letter: `failed` until someone redelivers it.
+        error = `${outcome.reason}; no retry left within the ${Math.round(policy.horizonSeconds)} s horizon`;
+        verdict = { kind: 'done', status: 'failed' };
+      }
     }
 
+    // Simulated attempts stay out of the channel and off the real target: nothing was distributed.
     if (!report.simulated) {
+      if (attemptChannel.hasSubscribers) {
+        const message: AttemptMessage = {
+          record,
+          target,
+          eventId: record.id,
+          targetPublicId: target.publicId,
+          attempt: job.attempts,
+          // What became of the delivery: a dead-lettered retry counts as failed.
+          outcome: verdict.kind === 'retry' ? 'retry' : verdict.status === 'delivered' ? 'delivered' : 'failed',
+          status,
+          reason: error,
+          durationMs: result.durationMs,
+        };
+        attemptChannel.publish(message);
+      }
       if (outcome.kind === 'delivered') this.streakEnded(target);
       else await this.streakGoesOn(target);
+      if (outcome.kind === 'failed' && outcome.disableTarget) {
+        await this.disable(target, `the receiver answered 410 Gone to event ${record.id} at ${new Date(report.at).toISOString()}`);
+      }
     }
-    if (outcome.kind === 'delivered') {
-      this.deps.attemptLog.delivery({ ...base, status: 'delivered', attempt: entry });
-      return { kind: 'done', status: 'delivered' };
-    }
-    if (outcome.kind === 'failed') {
-      // A simulated 410 must not switch off a real target.
-      if (outcome.disableTarget && !report.simulated) await this.disable(target, `the receiver answered 410 Gone to event ${record.id} at ${entry.at}`);
-      this.deps.attemptLog.delivery({ ...base, status: 'failed', attempt: entry });
-      return { kind: 'done', status: 'failed' };
-    }
-    job.lastError = outcome.reason;
-    let policy = this.deps.deliverer.policyOf(target);
-    if (record.sandbox) policy = compressed(policy, this.deps.sandboxSpeedup);
-    const dueAt = nextAttemptAt(policy, job.attempts, job.firstAttemptAt, this.now(), outcome.retryAfterMs);
-    if (dueAt === null) {
-      // Dead letter: `failed` until someone redelivers it.
-      entry.error = `${outcome.reason}; no retry left within the ${Math.round(policy.horizonSeconds)} s horizon`;
-      this.deps.attemptLog.delivery({ ...base, status: 'failed', attempt: entry });
-      return { kind: 'done', status: 'failed' };
-    }
-    this.deps.attemptLog.delivery({ ...base, status: 'retrying', attempt: entry });
-    return { kind: 'retry', dueAt };
+    const entry: AttemptEntry = { at: new Date(report.at).toISOString(), status, durationMs: result.durationMs, error };
+    if (report.simulated) entry.simulated = true;
+    this.deps.attemptLog.delivery({ ...base, status: verdict.kind === 'retry' ? 'retrying' : verdict.status, attempt: entry });
+    return verdict;
   }
 
   private async disable(target: RouteTarget, reason: string): Promise<void> {

@@ -79,16 +79,17 @@ t.test('a receiver that never answers and one that drips its response both end a
     const drip = setInterval(() => res.write('.'), 100);
     res.on('close', () => clearInterval(drip));
   };
-  // Attempt 2 starts at most 0.8 + 1.2 s after attempt 1 began: inside the 3 s horizon; attempt 3 would not be.
-  await api.wire('silent', 'silent-target', `${receiver.url}/silent`, {}, { timeoutMs: 600, retryPolicy: { scheduleSeconds: [1], horizonSeconds: 3 } });
-  await api.wire('drip', 'drip-target', `${receiver.url}/drip`, {}, { timeoutMs: 800, retryPolicy: { scheduleSeconds: [1], horizonSeconds: 3 } });
+  // Attempt 2 is due at most deadline + 1.2 s after attempt 1 began (≤ 1.7 s): inside the 2 s
+  // horizon; attempt 3 at least 2 × (deadline + 0.8 s) (≥ 2.4 s): outside it.
+  await api.wire('silent', 'silent-target', `${receiver.url}/silent`, {}, { timeoutMs: 400, retryPolicy: { scheduleSeconds: [1], horizonSeconds: 2 } });
+  await api.wire('drip', 'drip-target', `${receiver.url}/drip`, {}, { timeoutMs: 500, retryPolicy: { scheduleSeconds: [1], horizonSeconds: 2 } });
   const silent = await api.postEvent('silent', '{}');
   const drip = await api.postEvent('drip', '{}');
   const silentEvent = await waitForEvent(api, silent.body.eventId, (e) => e.deliveries[0]?.status === 'failed');
   const dripEvent = await waitForEvent(api, drip.body.eventId, (e) => e.deliveries[0]?.status === 'failed');
-  for (const [event, deadline] of [[silentEvent, 600], [dripEvent, 800]] as const) {
+  for (const [event, deadline] of [[silentEvent, 400], [dripEvent, 500]] as const) {
     const attempts = event.deliveries[0].attempts;
-    t.equal(attempts.length, 2, 'attempted, retried once within the 3 s horizon, then failed');
+    t.equal(attempts.length, 2, 'attempted, retried once within the 2 s horizon, then failed');
     for (const a of attempts) {
       t.equal(a.status, null, 'no answer counts as no status');
       t.match(a.error, new RegExp(`no complete response within ${deadline} ms`));

@@ -130,6 +130,7 @@ export class DeliveryStep {
       if (await this.deps.streaks.failed(target.id)) {
         const since = new Date(this.deps.streaks.since(target.id) ?? this.now()).toISOString();
         await this.disable(target, `every delivery attempt has failed since ${since}`);
+        this.deps.streaks.forget(target.id);
       }
     } catch (err) {
       this.deps.log.warn({ err: (err as Error).message, target: target.publicId }, 'could not track the target\'s failures');

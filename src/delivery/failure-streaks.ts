@@ -28,13 +28,21 @@ export class FailureStreaks {
   async failed(targetId: string): Promise<boolean> {
     const now = this.now();
     let entry = this.known.get(targetId);
-    if (!entry || now - entry.checkedAt >= this.refreshMs) {
+    // Re-read when stale, and before ever answering yes: another node may have
+    // ended the streak (a success, or a disable and re-enable) since.
+    const overdue = entry !== undefined && now - entry.since >= this.disableAfterMs;
+    if (!entry || overdue || now - entry.checkedAt >= this.refreshMs) {
       const since = await this.store.failing(targetId);
       if (since === null) return false; // the target is gone
       entry = { since: since.getTime(), checkedAt: now };
       this.known.set(targetId, entry);
     }
     return now - entry.since >= this.disableAfterMs;
+  }
+
+  /** The target was disabled: its streak is over (the store's too, see TargetStateRepo.disable). */
+  forget(targetId: string): void {
+    this.known.delete(targetId);
   }
 
   /**

@@ -4,10 +4,14 @@ import type { Sql } from './db.js';
 export class TargetStateRepo {
   constructor(private readonly sql: Sql) {}
 
-  /** Disables the target with a reason its workspace can read; false when it was disabled already. */
+  /**
+   * Disables the target with a reason its workspace can read; false when it
+   * was disabled already. Its failure streak ends here: once re-enabled, it
+   * gets the full time again.
+   */
   async disable(targetId: string, reason: string): Promise<boolean> {
     const rows = await this.sql`
-      UPDATE targets SET disabled_at = now(), disabled_reason = ${reason}
+      UPDATE targets SET disabled_at = now(), disabled_reason = ${reason}, failing_since = NULL
       WHERE id = ${targetId} AND disabled_at IS NULL RETURNING id`;
     return rows.length > 0;
   }

@@ -119,7 +119,7 @@ export class TopologyRepo {
       VALUES (${newId('tgt')}, ${workspaceId}, ${name}, ${url}, ${this.sql.json(settings as never)})
       ON CONFLICT (workspace_id, name) DO UPDATE
         SET url = EXCLUDED.url, settings = EXCLUDED.settings, updated_at = now(),
-            disabled_at = NULL, disabled_reason = NULL
+            disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
       RETURNING id, public_id AS "publicId", workspace_id AS "workspaceId", name, url, settings,
                 disabled_at AS "disabledAt", disabled_reason AS "disabledReason", created_at AS "createdAt", updated_at AS "updatedAt"`;
     return { row: row!, created: !existing, changed: true };

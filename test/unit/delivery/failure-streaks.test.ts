@@ -49,3 +49,16 @@ t.test('a success anywhere ends the streak', async (t) => {
   await b.succeeded('t1');
   t.equal(s.calls.filter((c) => c.startsWith('healthy')).length, 2, 'a healthy node writes at most once per refresh interval');
 });
+
+t.test('before answering yes the store is asked again: a streak reset elsewhere does not disable', async (t) => {
+  const clock = { now: 0 };
+  const s = store(clock);
+  const streaks = new FailureStreaks(s, 10_000, 60_000, () => clock.now);
+  await streaks.failed('t1');
+  clock.now += 11_000;
+  s.since.delete('t1'); // another node disabled and the operator re-enabled it, or it succeeded there
+  t.equal(await streaks.failed('t1'), false, 'the cached start was stale');
+  t.equal(streaks.since('t1'), 11_000);
+  streaks.forget('t1');
+  t.equal(streaks.since('t1'), null);
+});

@@ -110,10 +110,10 @@ export class TopologyRepo {
     settings: Partial<TargetSettings>,
   ): Promise<Upserted<TargetRow>> {
     const existing = await this.targetByName(workspaceId, name);
-    if (existing && existing.url === url && sameJson(existing.settings, settings)) {
+    // Saving a target again re-enables it, even unchanged: the operator has looked at it.
+    if (existing && existing.url === url && sameJson(existing.settings, settings) && existing.disabledAt === null) {
       return { row: existing, created: false, changed: false };
     }
-    // Saving a target again re-enables it: the operator has looked at it.
     const [row] = await this.sql<TargetRow[]>`
       INSERT INTO targets (public_id, workspace_id, name, url, settings)
       VALUES (${newId('tgt')}, ${workspaceId}, ${name}, ${url}, ${this.sql.json(settings as never)})

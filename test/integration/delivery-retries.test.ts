@@ -169,7 +169,8 @@ t.test('410 Gone fails the delivery and disables the target with a visible reaso
   t.equal(receiver.requests.length, 1);
 
   receiver.responder = (_req, res) => res.end();
-  const saved = await api.manage('PUT', api.tenantPath('/targets/gone-target'), { url: `${receiver.url}/gone`, timeoutMs: 5000 });
+  const saved = await api.manage('PUT', api.tenantPath('/targets/gone-target'), { url: `${receiver.url}/gone` });
+  t.equal(saved.headers.get('x-streamgate-change'), 'changed', 'the same configuration saved again re-enables it');
   t.equal(saved.body.disabled, false);
   t.equal(saved.body.disabledReason, null);
   await sleep(300);

@@ -14,6 +14,8 @@ import http from 'node:http';
 
 // Expected body size: a delivered body of another size is not "the exact body".
 const EXPECTED_BYTES = Number(process.env.BENCH_BODY_BYTES ?? 0);
+// A slow receiver (bench/delivery-backlog.mjs): every answer waits this long.
+const DELAY_MS = Number(process.env.BENCH_RECEIVER_DELAY_MS ?? 0);
 
 let stats;
 let seen;
@@ -58,7 +60,8 @@ const server = http.createServer((req, res) => {
       seen.add(id);
       stats.unique++;
     }
-    res.writeHead(200, { 'content-length': '0' }).end();
+    if (DELAY_MS > 0) setTimeout(() => res.writeHead(200, { 'content-length': '0' }).end(), DELAY_MS);
+    else res.writeHead(200, { 'content-length': '0' }).end();
   });
 });
 // Delivery keeps its sockets alive; make sure we do not close them under it mid-run.

@@ -11,6 +11,7 @@ import type { EventLogReader, EventLogWriter } from './log/event-log.js';
 import { createKafka, ensureTopic } from './log/kafka-client.js';
 import { KafkaWriter } from './log/kafka-writer.js';
 import { KafkaReader } from './log/kafka-reader.js';
+import { fetchRecordAt } from './log/kafka-fetch.js';
 import { embeddedStore } from './log/embedded-store.js';
 import { EmbeddedWriter } from './log/embedded-writer.js';
 import { EmbeddedReader } from './log/embedded-reader.js';
@@ -21,6 +22,12 @@ export interface EventLogBackend {
   kind: 'kafka' | 'embedded';
   openWriter(): Promise<EventLogWriter>;
   openReader(partitionsConcurrently: number, log: Logger): EventLogReader;
+  /**
+   * The record bytes at one offset, for redelivering an event whose delivery
+   * is long over (the log holds the only copy of its body); null once
+   * retention dropped it.
+   */
+  readAt(partition: number, offset: bigint): Promise<Buffer | null>;
   /** The Kafka client, when Kafka is the log (for tools that need it). */
   kafka: Kafka | null;
 }
@@ -46,7 +53,7 @@ export async function openBackends(config: Readonly<Config>, log: Logger): Promi
 
   const cache: CacheStore = config.redis.url
     ? new RedisCacheStore(config.redis.url, config.redis.keyPrefix, log)
-    : new MemoryCacheStore();
+    : MemoryCacheStore.shared(config.redis.keyPrefix);
   closers.push(() => cache.close());
 
   const embedded = config.kafka.brokers.length === 0;
@@ -74,6 +81,14 @@ function embeddedLog(config: Readonly<Config>): EventLogBackend {
     openWriter: async () => new EmbeddedWriter(embeddedStore(dir, partitions)),
     openReader: (_concurrency, log) =>
       new EmbeddedReader(embeddedStore(dir, partitions), { group: config.kafka.groupId, batchSize, pollMs, retentionMs: retentionHours * 3_600_000 }, log),
+    readAt: async (partition, offset) => {
+      const store = embeddedStore(dir, partitions);
+      try {
+        return store.events.get([partition, Number(offset)]) ?? null;
+      } finally {
+        await store.release();
+      }
+    },
   };
 }
 
@@ -89,6 +104,7 @@ async function kafkaLog(config: Readonly<Config>, log: Logger): Promise<EventLog
       return writer;
     },
     openReader: (concurrency, readerLog) => new KafkaReader(kafka, config.kafka, concurrency, readerLog),
+    readAt: (partition, offset) => fetchRecordAt(kafka, config.kafka.topic, partition, offset),
   };
 }
 

@@ -1,23 +1,84 @@
+import { AttemptLog } from '../delivery/attempt-log.js';
 import { Deliverer } from '../delivery/deliverer.js';
+import { deliveryStream } from '../delivery/delivery-stream.js';
+import { FailureStreaks } from '../delivery/failure-streaks.js';
 import { HttpDispatcher } from '../delivery/http-dispatcher.js';
+import { OAuthTokens } from '../delivery/oauth-tokens.js';
+import { SigningPlans } from '../delivery/signing-plans.js';
 import type { NodeContext, RoleHandle } from '../node-context.js';
+import { DeliveryLogRepo } from '../storage/delivery-log-repo.js';
+import { ParkedDeliveryRepo } from '../storage/parked-delivery-repo.js';
+import { QueueLookupRepo } from '../storage/queue-lookup-repo.js';
+import { SigningKeyRepo } from '../storage/signing-key-repo.js';
+import { TargetStateRepo } from '../storage/target-state-repo.js';
+import { DeliveryStep } from './delivery-step.js';
 import { DeliverySupervisor } from './delivery-supervisor.js';
+import { ParkWriter } from './park-writer.js';
+import { Semaphore } from './semaphore.js';
 
 /** Joins the consumer group and runs partition actors for what it is assigned. */
 export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
-  const { config } = ctx;
-  const dispatcher = new HttpDispatcher(ctx.guard, config.delivery.maxSocketsPerOrigin, config.delivery.maxResponseBytes);
-  const deliverer = new Deliverer(dispatcher, { initialMs: config.delivery.retryInitialMs, maxMs: config.delivery.retryMaxMs });
-  const reader = ctx.eventLog.openReader(config.delivery.partitionsConcurrently, ctx.log.child({ component: 'consumer' }));
-  const supervisor = new DeliverySupervisor(reader, ctx.routes, deliverer, {
-    maxPendingPerPartition: config.delivery.maxPendingPerPartition,
-    commitIntervalMs: config.delivery.commitIntervalMs,
-  }, ctx.log.child({ component: 'delivery' }));
+  const { config, sql } = ctx;
+  const d = config.delivery;
+  const log = ctx.log.child({ component: 'delivery' });
+  const dispatcher = new HttpDispatcher(ctx.guard, d.maxSocketsPerOrigin, d.maxResponseBytes);
+  const plans = new SigningPlans(new QueueLookupRepo(sql), new SigningKeyRepo(sql), config.ingress.cacheTtlMs);
+  ctx.bus.onInvalidate(() => plans.invalidate());
+  const deliverer = new Deliverer(dispatcher, new OAuthTokens(dispatcher, d.oauthRefreshMarginSeconds), plans, {
+    scheduleSeconds: [...d.retry.scheduleSeconds],
+    horizonSeconds: d.retry.horizonSeconds,
+    retryableStatuses: [],
+  });
+  const deliveryLog = new DeliveryLogRepo(sql);
+  const attemptLog = new AttemptLog(deliveryLog, d.attemptLog, log);
+  const parkRepo = new ParkedDeliveryRepo(sql);
+  const parkWriter = new ParkWriter(parkRepo, d.parking.flushMs, log);
+  const targetState = new TargetStateRepo(sql);
+  const stream = deliveryStream(config.kafka);
+  const step = new DeliveryStep({
+    stream,
+    routes: ctx.routes,
+    deliverer,
+    attemptLog,
+    async disableTarget(target, reason) {
+      // Every node's route cache learns it through the bus; later jobs of the target become `blocked`.
+      if (await targetState.disable(target.id, reason)) await ctx.bus.publish('target');
+    },
+    sandboxSpeedup: d.sandboxSpeedup,
+    streaks: new FailureStreaks(targetState, d.disableAfterFailingSeconds * 1000),
+    log,
+  });
+  const reader = ctx.eventLog.openReader(d.partitionsConcurrently, ctx.log.child({ component: 'consumer' }));
+  const supervisor = new DeliverySupervisor(
+    reader,
+    {
+      stream,
+      routes: ctx.routes,
+      step,
+      attemptLog,
+      parkWriter,
+      parkRepo,
+      deliveryLog,
+      drainSlots: new Semaphore(d.parking.maxConcurrentDrains),
+      now: Date.now,
+    },
+    {
+      maxPendingPerPartition: d.maxPendingPerPartition,
+      commitIntervalMs: d.commitIntervalMs,
+      holdInMemoryMs: d.retry.holdInMemoryMs,
+      pageSize: d.parking.pageSize,
+      sweepMs: d.parking.sweepMs,
+      redeliveryPollMs: d.parking.redeliveryPollMs,
+    },
+    log,
+  );
   await supervisor.start();
   return {
     async drain(deadline) {
       await supervisor.drain(Math.max(0, deadline - Date.now()));
       dispatcher.close();
+      await parkWriter.close();
+      await attemptLog.flush().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'attempt log not flushed at shutdown'));
     },
   };
 }

@@ -1,18 +1,21 @@
 import type { EventLogReader } from '../log/event-log.js';
-import type { Deliverer } from '../delivery/deliverer.js';
 import type { Logger } from '../observability/logger.js';
-import type { RouteTable } from '../routing/route-table.js';
-import { PartitionActor } from './partition-actor.js';
+import { PartitionActor, type ActorServices } from './partition-actor.js';
 
 export interface SupervisorOptions {
   maxPendingPerPartition: number;
   commitIntervalMs: number;
+  holdInMemoryMs: number;
+  pageSize: number;
+  sweepMs: number;
+  redeliveryPollMs: number;
 }
 
 /**
- * Runs this node's partition actors and commits their progress. Commits are
- * coalesced: at most one per `commitIntervalMs`, carrying the newest commit
- * point of every partition that moved.
+ * Runs this node's partition actors, commits their progress and hands them
+ * the redelivery requests of their partitions. Commits are coalesced: at most
+ * one per `commitIntervalMs`, carrying the newest commit point of every
+ * partition that moved.
  */
 export class DeliverySupervisor {
   private readonly actors = new Map<number, PartitionActor>();
@@ -20,11 +23,12 @@ export class DeliverySupervisor {
   private readonly committed = new Map<number, bigint>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
+  private redeliveryTimer: NodeJS.Timeout | null = null;
+  private polling = false;
 
   constructor(
     private readonly reader: EventLogReader,
-    private readonly routes: RouteTable,
-    private readonly deliverer: Deliverer,
+    private readonly services: ActorServices,
     private readonly options: SupervisorOptions,
     private readonly log: Logger,
   ) {}
@@ -33,9 +37,14 @@ export class DeliverySupervisor {
     await this.reader.start((partition) => {
       const actor = new PartitionActor(
         partition,
-        this.routes,
-        this.deliverer,
-        { maxPending: this.options.maxPendingPerPartition, onProgress: (p, point) => this.progress(p, point) },
+        this.services,
+        {
+          maxPending: this.options.maxPendingPerPartition,
+          holdInMemoryMs: this.options.holdInMemoryMs,
+          pageSize: this.options.pageSize,
+          sweepMs: this.options.sweepMs,
+          onProgress: (p, point) => this.progress(p, point),
+        },
         this.log.child({ partition }),
       );
       const previous = this.actors.get(partition);
@@ -46,6 +55,8 @@ export class DeliverySupervisor {
       this.dirty.delete(partition);
       return actor;
     });
+    this.redeliveryTimer = setInterval(() => void this.pollRedeliveries(), this.options.redeliveryPollMs);
+    this.redeliveryTimer.unref();
   }
 
   /** Records waiting or in flight on this node, across partitions. */
@@ -53,6 +64,26 @@ export class DeliverySupervisor {
     let n = 0;
     for (const actor of this.actors.values()) if (!actor.revoked) n += actor.pending;
     return n;
+  }
+
+  /** Redelivery requests become parked lanes of the partition's owner, due at once. */
+  private async pollRedeliveries(): Promise<void> {
+    if (this.polling) return;
+    const owned = [...this.actors.values()].filter((a) => !a.revoked).map((a) => a.partition);
+    if (owned.length === 0) return;
+    this.polling = true;
+    try {
+      const now = this.services.now();
+      for (const lane of await this.services.parkRepo.claimRedeliveries(this.services.stream, owned)) {
+        const actor = this.actors.get(lane.partition);
+        // Claimed by a partition that was revoked meanwhile: the row is parked; its next owner loads it.
+        if (actor && !actor.revoked) actor.adopt(lane.targetId, lane.laneKey, now);
+      }
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'redelivery poll failed');
+    } finally {
+      this.polling = false;
+    }
   }
 
   private progress(partition: number, point: bigint): void {
@@ -92,6 +123,7 @@ export class DeliverySupervisor {
   /** Stops fetching, lets in-flight deliveries finish (up to `timeoutMs`), commits, stops. */
   async drain(timeoutMs: number): Promise<void> {
     this.reader.pause();
+    if (this.redeliveryTimer) clearInterval(this.redeliveryTimer);
     await Promise.all([...this.actors.values()].map((a) => a.idle(timeoutMs)));
     if (this.timer) {
       clearTimeout(this.timer);
@@ -103,6 +135,8 @@ export class DeliverySupervisor {
     }
     await this.flushing;
     await this.flush();
+    // Parked lanes and in-memory retries stop here; parked rows wait for the next owner.
+    for (const actor of this.actors.values()) actor.revoke();
     await this.reader.stop();
   }
 }

@@ -1,42 +1,100 @@
 import type { LogEntry, PartitionHandler } from '../log/event-log.js';
 import type { EventRecord } from '../log/event-record.js';
-import type { Deliverer } from '../delivery/deliverer.js';
+import type { AttemptLog } from '../delivery/attempt-log.js';
 import type { Logger } from '../observability/logger.js';
-import type { RouteTable } from '../routing/route-table.js';
+import type { RouteTable, RouteTarget } from '../routing/route-table.js';
+import type { DeliveryLogRepo } from '../storage/delivery-log-repo.js';
+import type { ParkedDeliveryRepo } from '../storage/parked-delivery-repo.js';
+import type { DeliveryStep } from './delivery-step.js';
+import { DueQueue } from './due-queue.js';
+import type { Job } from './job.js';
+import { Lane, type LaneContext } from './lane.js';
 import { OffsetTracker } from './offset-tracker.js';
+import type { ParkWriter } from './park-writer.js';
+import type { Semaphore } from './semaphore.js';
+
+/** What every partition actor of a process shares. */
+export interface ActorServices {
+  /** '<consumer group>/<topic>' (see src/delivery/delivery-stream.ts). */
+  stream: string;
+  routes: RouteTable;
+  step: DeliveryStep;
+  attemptLog: AttemptLog;
+  parkWriter: ParkWriter;
+  parkRepo: ParkedDeliveryRepo;
+  deliveryLog: DeliveryLogRepo;
+  drainSlots: Semaphore;
+  now(): number;
+}
 
 export interface ActorOptions {
   maxPending: number;
+  holdInMemoryMs: number;
+  pageSize: number;
+  sweepMs: number;
   /** Called whenever the commit point may have moved. */
   onProgress: (partition: number, commitPoint: bigint) => void;
 }
 
 /**
- * Owns one log partition on this node. Entries arrive in offset order and are
- * split into lanes by partition key: a lane runs its records one after another
- * (per-key order), lanes run side by side (a slow key does not hold the others).
- * Records without a partition key have no order promise and run alone.
+ * Owns one log partition on this node. Entries arrive in offset order; each
+ * record is routed to its targets and every (record, target) delivery goes to
+ * the lane of (target, partition key), so order holds per key and target and a
+ * failing delivery holds back only its own lane. Records without a partition
+ * key have no order promise and get a lane of their own.
  *
- *   entries ──► lane "a": e1 ─► e4 ─► …   (sequential)
- *           ├─► lane "b": e2 ─► …
- *           └─► lane #3 : e3             (no key)
+ *   entries ─► route ─┬─► lane (t1, "a"): e1 ─► e4 ─► …   (one after another)
+ *                     ├─► lane (t2, "a"): e1 ─► e4 ─► …
+ *                     └─► lane (t1, "b"): e2 ─► …
  *
- * When more than `maxPending` records wait, `deliver` does not return until
- * work drains, which stops the log from fetching more for this partition.
+ * A record is finished when each of its deliveries is over or durably parked;
+ * the commit point is the lowest record not finished. When more than
+ * `maxPending` records are unfinished (or the attempt log is backed up),
+ * `deliver` does not return, which stops the log fetching for this partition.
+ *
+ * On assignment the actor first loads the partition's parked lanes (so new
+ * records of a parked lane queue behind it) and learns how far the attempt log
+ * reaches: replayed records up to there are checked against it and deliveries
+ * already over are not sent again.
  */
 export class PartitionActor implements PartitionHandler {
   private readonly tracker = new OffsetTracker();
-  private readonly lanes = new Map<string, LogEntry[]>();
+  private readonly lanes = new Map<string, Lane>();
   private readonly abort = new AbortController();
+  private readonly due: DueQueue<Lane>;
+  private readonly laneCtx: LaneContext;
   private drainWaiters: Array<() => void> = [];
+  private ready: Promise<void> | null = null;
+  /** Replayed records at or below this offset may have been delivered already. */
+  private replayUntil: bigint | null = null;
+  private sweepTimer: NodeJS.Timeout | null = null;
 
   constructor(
     readonly partition: number,
-    private readonly routes: RouteTable,
-    private readonly deliverer: Deliverer,
+    private readonly services: ActorServices,
     private readonly options: ActorOptions,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.due = new DueQueue<Lane>((lane) => void lane.wake(), services.now);
+    this.laneCtx = {
+      stream: services.stream,
+      partition,
+      signal: this.abort.signal,
+      step: services.step,
+      parkWriter: services.parkWriter,
+      parkRepo: services.parkRepo,
+      due: this.due,
+      drainSlots: services.drainSlots,
+      holdInMemoryMs: options.holdInMemoryMs,
+      pageSize: options.pageSize,
+      onIdle: (lane) => {
+        const key = laneMapKey(lane.ref.targetId, lane.ref.laneKey);
+        if (this.lanes.get(key) === lane) this.lanes.delete(key);
+      },
+      log,
+      now: services.now,
+    };
+  }
 
   get pending(): number {
     return this.tracker.pending;
@@ -46,31 +104,101 @@ export class PartitionActor implements PartitionHandler {
     return this.abort.signal.aborted;
   }
 
+  /** Lanes this actor knows, parked ones included. */
+  get laneCount(): number {
+    return this.lanes.size;
+  }
+
   async deliver(entries: LogEntry[], keepAlive: () => Promise<void>): Promise<void> {
-    await this.routes.sync(); // these events were accepted before this fetch: route them on a view at least that new
+    await this.services.routes.sync(); // these events were accepted before this fetch: route them on a view at least that new
+    this.ready ??= this.initialize();
+    await this.ready;
+    if (this.revoked) return;
+    const done = await this.alreadyFinished(entries);
     const seen = this.tracker.highestSeen;
     for (const entry of entries) {
       // After a rebalance the log replays from the committed offset; what this
       // actor already holds is running or done and must not start twice.
       if (seen !== null && entry.offset <= seen) continue;
+      if (this.revoked) return;
       this.tracker.add(entry.offset);
       if (!entry.record) {
         this.log.error({ partition: this.partition, offset: String(entry.offset), err: entry.decodeError }, 'undecodable record skipped');
         this.finish(entry.offset);
         continue;
       }
-      const laneKey = entry.record.partitionKey !== null ? `k:${entry.record.partitionKey}` : `o:${entry.offset}`;
-      const lane = this.lanes.get(laneKey);
-      if (lane) lane.push(entry);
-      else {
-        this.lanes.set(laneKey, [entry]);
-        void this.runLane(laneKey);
-      }
+      const targets = await this.targetsOf(entry.record);
+      if (targets === null) return;
+      this.dispatch(entry, targets, done);
     }
-    while (this.tracker.pending > this.options.maxPending && !this.revoked) {
-      await Promise.race([new Promise<void>((r) => this.drainWaiters.push(r)), delay(2_000)]);
+    const { attemptLog } = this.services;
+    while ((this.tracker.pending > this.options.maxPending || attemptLog.backlogged) && !this.revoked) {
+      const wake = attemptLog.backlogged ? attemptLog.room() : new Promise<void>((r) => this.drainWaiters.push(r));
+      await Promise.race([wake, delay(2_000)]);
       await keepAlive();
     }
+  }
+
+  private dispatch(entry: LogEntry, targets: RouteTarget[], done: Set<string>): void {
+    const record = entry.record!;
+    this.services.attemptLog.eventSeen({
+      eventId: record.id,
+      workspaceId: record.workspaceId,
+      queueName: record.queueName,
+      eventType: record.eventType,
+      groupKey: record.groupKey,
+      partitionKey: record.partitionKey,
+      idempotencyKey: record.idempotencyKey,
+      receivedAt: record.receivedAt,
+      partition: this.partition,
+      offset: entry.offset,
+      runId: record.sandbox?.runId ?? null,
+      targetIds: targets.map((t) => t.id),
+    });
+    const todo = targets.filter((t) => !done.has(`${entry.offset}|${t.id}`));
+    if (todo.length === 0) {
+      this.finish(entry.offset);
+      return;
+    }
+    let remaining = todo.length;
+    const now = this.services.now();
+    const laneKey = record.partitionKey !== null ? `k:${record.partitionKey}` : `o:${entry.offset}`;
+    for (const target of todo) {
+      let settled = false;
+      const job: Job = {
+        record,
+        encoded: null,
+        seq: entry.offset,
+        targetId: target.id,
+        routed: target,
+        routedAt: now,
+        attempts: 0,
+        firstAttemptAt: null,
+        lastError: null,
+        settle: () => {
+          if (settled) return;
+          settled = true;
+          if (--remaining === 0) this.finish(entry.offset);
+        },
+      };
+      this.lane(target.id, laneKey).push(job);
+    }
+  }
+
+  private lane(targetId: string, laneKey: string): Lane {
+    const key = laneMapKey(targetId, laneKey);
+    let lane = this.lanes.get(key);
+    if (!lane) {
+      lane = new Lane({ stream: this.services.stream, partition: this.partition, targetId, laneKey }, this.laneCtx);
+      this.lanes.set(key, lane);
+    }
+    return lane;
+  }
+
+  /** A lane parked in the database that this actor does not run yet: wake it at `dueAt`. */
+  adopt(targetId: string, laneKey: string, dueAt: number): void {
+    if (this.revoked || this.lanes.has(laneMapKey(targetId, laneKey))) return;
+    this.lane(targetId, laneKey).adoptParked(dueAt);
   }
 
   /** Resolves once nothing is pending or the timeout passes. */
@@ -88,37 +216,81 @@ export class PartitionActor implements PartitionHandler {
 
   revoke(): void {
     this.abort.abort();
+    this.due.clear();
     this.lanes.clear();
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.wakeWaiters();
   }
 
-  private async runLane(laneKey: string): Promise<void> {
-    const lane = this.lanes.get(laneKey)!;
-    while (lane.length > 0 && !this.revoked) {
-      const entry = lane[0]!;
-      const done = await this.process(entry.record!);
-      if (!done) return; // abandoned: left unfinished, so it is never committed
-      lane.shift();
-      this.finish(entry.offset);
+  private async initialize(): Promise<void> {
+    const { stream, parkRepo, deliveryLog, attemptLog } = this.services;
+    for (let failures = 0; !this.revoked; failures++) {
+      try {
+        // What this process logged for the partition before (a previous actor) must be visible to the check.
+        await attemptLog.flush();
+        this.replayUntil = await deliveryLog.highestOffset(stream, this.partition);
+        const now = this.services.now();
+        for (const lane of await parkRepo.lanes(stream, this.partition)) {
+          this.adopt(lane.targetId, lane.laneKey, lane.nextAttemptAt ? Math.max(now, lane.nextAttemptAt.getTime()) : now);
+        }
+        break;
+      } catch (err) {
+        if (failures === 0) this.log.warn({ err: (err as Error).message }, 'cannot load parked lanes yet, will retry');
+        await delay(Math.min(5_000, 250 * 2 ** failures));
+      }
     }
-    if (this.lanes.get(laneKey) === lane) this.lanes.delete(laneKey);
+    // Rows a previous owner wrote after we loaded (it had not noticed the
+    // rebalance yet) would otherwise wait forever: look for them now and then.
+    this.sweepTimer = setInterval(() => void this.sweep(), this.options.sweepMs);
+    this.sweepTimer.unref();
   }
 
-  /** Delivers a record to every target of its queue; false when abandoned. */
-  private async process(record: EventRecord): Promise<boolean> {
-    let targets;
+  private async sweep(): Promise<void> {
     try {
-      targets = await this.routes.targetsFor(record);
+      const now = this.services.now();
+      for (const lane of await this.services.parkRepo.lanes(this.services.stream, this.partition)) {
+        this.adopt(lane.targetId, lane.laneKey, lane.nextAttemptAt ? Math.max(now, lane.nextAttemptAt.getTime()) : now);
+      }
     } catch (err) {
-      // The database is unreachable: keep the record and try again shortly.
-      this.log.warn({ err: (err as Error).message }, 'route lookup failed, will retry');
-      await delay(500);
-      return this.revoked ? false : this.process(record);
+      this.log.warn({ err: (err as Error).message }, 'parked lane sweep failed');
     }
-    const outcomes = await Promise.all(
-      targets.filter((t) => !t.disabled).map((t) => this.deliverer.deliver(record, t, this.abort.signal)),
-    );
-    return !outcomes.includes('abandoned');
+  }
+
+  /** `offset|targetId` of deliveries in this batch that the attempt log says are over. */
+  private async alreadyFinished(entries: LogEntry[]): Promise<Set<string>> {
+    const done = new Set<string>();
+    if (this.replayUntil === null || entries.length === 0) return done;
+    const first = entries[0]!.offset;
+    if (first > this.replayUntil) {
+      this.replayUntil = null; // past the replay: no more checks
+      return done;
+    }
+    const last = entries[entries.length - 1]!.offset;
+    for (let failures = 0; !this.revoked; failures++) {
+      try {
+        for (const row of await this.services.deliveryLog.finishedBetween(this.services.stream, this.partition, first, last)) {
+          done.add(`${row.offset}|${row.targetId}`);
+        }
+        return done;
+      } catch (err) {
+        if (failures === 0) this.log.warn({ err: (err as Error).message }, 'replay check failed, will retry');
+        await delay(Math.min(5_000, 250 * 2 ** failures));
+      }
+    }
+    return done;
+  }
+
+  /** The record's targets; waits out a database outage (order must hold), null when revoked meanwhile. */
+  private async targetsOf(record: EventRecord): Promise<RouteTarget[] | null> {
+    for (let failures = 0; ; failures++) {
+      try {
+        return await this.services.routes.targetsFor(record);
+      } catch (err) {
+        if (failures === 0) this.log.warn({ err: (err as Error).message }, 'route lookup failed, will retry');
+        await delay(500);
+        if (this.revoked) return null;
+      }
+    }
   }
 
   private finish(offset: bigint): void {
@@ -133,6 +305,10 @@ export class PartitionActor implements PartitionHandler {
     this.drainWaiters = [];
     for (const wake of waiters) wake();
   }
+}
+
+function laneMapKey(targetId: string, laneKey: string): string {
+  return `${targetId}|${laneKey}`;
 }
 
 function delay(ms: number): Promise<void> {

@@ -4,8 +4,35 @@ import type { CacheStore } from './cache-store.js';
  * The cache port in process memory, for a single node without Redis. Same
  * semantics as the Redis adapter (expiry, set-if-absent, counters, pub/sub);
  * nothing is shared with other processes, which is why it is single-node only.
+ * Within one process, `shared(prefix)` hands every caller of one prefix the
+ * same store, as Redis would (the node and tools running beside it agree).
  */
 export class MemoryCacheStore implements CacheStore {
+  private static readonly registry = new Map<string, { store: MemoryCacheStore; users: number }>();
+
+  /** The process-wide store of `prefix`; close() releases this handle. */
+  static shared(prefix: string): CacheStore {
+    let entry = MemoryCacheStore.registry.get(prefix);
+    if (!entry) {
+      entry = { store: new MemoryCacheStore(), users: 0 };
+      MemoryCacheStore.registry.set(prefix, entry);
+    }
+    entry.users++;
+    const { store } = entry;
+    let closed = false;
+    return Object.assign(Object.create(store) as MemoryCacheStore, {
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        const current = MemoryCacheStore.registry.get(prefix);
+        if (current && --current.users === 0) {
+          MemoryCacheStore.registry.delete(prefix);
+          await store.close();
+        }
+      },
+    });
+  }
+
   private readonly values = new Map<string, { value: string; expires: number }>();
   private readonly listeners = new Map<string, Array<(message: string) => void>>();
   private readonly sweeper: NodeJS.Timeout;

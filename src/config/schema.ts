@@ -54,9 +54,13 @@ export interface Config {
     maxPendingPerPartition: number;
     partitionsConcurrently: number;
     commitIntervalMs: number;
-    retryInitialMs: number;
-    retryMaxMs: number;
     maxSocketsPerOrigin: number;
+    retry: { scheduleSeconds: number[]; horizonSeconds: number; holdInMemoryMs: number };
+    parking: { pageSize: number; maxConcurrentDrains: number; flushMs: number; sweepMs: number; redeliveryPollMs: number };
+    attemptLog: { flushMs: number; maxBatch: number; maxBuffered: number };
+    sandboxSpeedup: number;
+    oauthRefreshMarginSeconds: number;
+    disableAfterFailingSeconds: number;
   };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
   auth: {
@@ -137,9 +141,23 @@ export const schema: SchemaNode = obj({
     maxPendingPerPartition: int(1, 10_000_000),
     partitionsConcurrently: int(1, 10_000),
     commitIntervalMs: int(1, 60_000),
-    retryInitialMs: int(1, 3_600_000),
-    retryMaxMs: int(1, 86_400_000),
     maxSocketsPerOrigin: int(1, 10_000),
+    retry: obj({
+      scheduleSeconds: { kind: 'list', item: int(0, 7 * 86_400), minItems: 1 },
+      horizonSeconds: int(0, 30 * 86_400),
+      holdInMemoryMs: int(0, 60_000),
+    }),
+    parking: obj({
+      pageSize: int(1, 10_000),
+      maxConcurrentDrains: int(1, 100_000),
+      flushMs: int(0, 10_000),
+      sweepMs: int(1_000, 3_600_000),
+      redeliveryPollMs: int(50, 600_000),
+    }),
+    attemptLog: obj({ flushMs: int(1, 60_000), maxBatch: int(1, 100_000), maxBuffered: int(1, 10_000_000) }),
+    sandboxSpeedup: int(1, 1_000_000),
+    oauthRefreshMarginSeconds: int(0, 3_600),
+    disableAfterFailingSeconds: int(1, 365 * 86_400),
   }),
   log: obj({ level: { kind: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] } }),
   auth: obj({

@@ -1,59 +1,109 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { EventRecord } from '../log/event-record.js';
-import { attemptChannel, type AttemptMessage } from '../observability/channels.js';
 import type { RouteTarget } from '../routing/route-table.js';
-import type { HttpDispatcher } from './http-dispatcher.js';
-import { classify } from './outcome.js';
+import type { RetryPolicy } from '../routing/target-settings.js';
+import type { DispatchResult, HttpDispatcher } from './http-dispatcher.js';
+import { TokenError, type OAuthTokens } from './oauth-tokens.js';
+import { classify, type Outcome } from './outcome.js';
 import { outboundHeaders } from './outbound-headers.js';
+import { simulateAttempt } from './sandbox.js';
+import { paymentsSignature, signatureHeaders } from './signing.js';
+import type { SigningPlan, SigningPlans } from './signing-plans.js';
 
-export type FinalOutcome = 'delivered' | 'failed' | 'abandoned';
-
-export interface RetryTiming {
-  initialMs: number;
-  maxMs: number;
+/** What one attempt came to. */
+export interface AttemptReport {
+  /** Epoch ms the attempt started. */
+  at: number;
+  result: DispatchResult;
+  outcome: Outcome;
+  /** A sandbox event: nothing was sent. */
+  simulated: boolean;
 }
 
 /**
- * Delivers one event to one target until it is delivered, fails for good, or
- * the caller gives up (its partition was revoked or the process drains). The
- * caller keeps the record uncommitted until this resolves, so a crash while
- * retrying replays it rather than losing it.
+ * Makes ONE attempt to deliver an event to a target; when to try again is the
+ * lane's business (src/actors/lane.ts). An attempt is a small pipeline:
+ *
+ *   headers (mapped < own < static) ─► authorise ─► sign ─► send (deadline, cap) ─► classify
+ *                                          └── OAuth 2.0: a 401 refreshes the token and resends once
+ *
+ * Sandbox events stop before "authorise": a simulated answer stands in for the send.
  */
 export class Deliverer {
   constructor(
     private readonly dispatcher: HttpDispatcher,
-    private readonly timing: RetryTiming,
+    private readonly tokens: OAuthTokens,
+    private readonly plans: SigningPlans,
+    private readonly defaultPolicy: Readonly<RetryPolicy>,
+    private readonly now: () => number = Date.now,
   ) {}
 
-  async deliver(record: EventRecord, target: RouteTarget, signal: AbortSignal): Promise<FinalOutcome> {
-    const headers = outboundHeaders(record, target);
-    for (let attempt = 1; ; attempt++) {
-      if (signal.aborted) return 'abandoned';
-      const result = await this.dispatcher.send({ url: target.url, headers, body: record.body, timeoutMs: target.settings.timeoutMs });
-      const outcome = classify(result, target.settings.retryPolicy?.retryableStatuses);
-      if (attemptChannel.hasSubscribers) {
-        const message: AttemptMessage = {
-          record,
-          target,
-          eventId: record.id,
-          targetPublicId: target.publicId,
-          attempt,
-          outcome: outcome.kind,
-          status: result.kind === 'response' ? result.status : null,
-          reason: outcome.kind === 'delivered' ? null : outcome.reason,
-          durationMs: result.durationMs,
-        };
-        attemptChannel.publish(message);
-      }
-      if (outcome.kind === 'delivered') return 'delivered';
-      if (outcome.kind === 'failed') return 'failed';
-      const backoff = Math.min(this.timing.maxMs, this.timing.initialMs * 2 ** Math.min(attempt - 1, 30));
-      const jittered = backoff * (0.8 + Math.random() * 0.4);
-      try {
-        await sleep(Math.max(outcome.retryAfterMs ?? 0, jittered), undefined, { signal });
-      } catch {
-        return 'abandoned';
-      }
-    }
+  policyOf(target: RouteTarget): Readonly<RetryPolicy> {
+    return target.settings.retryPolicy ?? this.defaultPolicy;
   }
+
+  async attempt(record: EventRecord, target: RouteTarget, attempt: number): Promise<AttemptReport> {
+    const at = this.now();
+    const retryable = this.policyOf(target).retryableStatuses;
+    if (record.sandbox) {
+      const result = simulateAttempt(record.sandbox, attempt);
+      return { at, result, outcome: classify(result, retryable), simulated: true };
+    }
+    const result = await this.send(record, target);
+    return { at, result, outcome: classify(result, retryable), simulated: false };
+  }
+
+  private async send(record: EventRecord, target: RouteTarget): Promise<DispatchResult> {
+    let plan: SigningPlan;
+    try {
+      const planned = this.plans.planFor(record);
+      plan = planned instanceof Promise ? await planned : planned;
+    } catch (err) {
+      return failure('ECONFIG', `cannot read the queue's signing settings: ${(err as Error).message}`);
+    }
+    const base = outboundHeaders(record, target.settings);
+    const auth = target.settings.auth;
+    const timeoutMs = target.settings.timeoutMs;
+
+    const sendWith = (authorization: string | null): Promise<DispatchResult> | DispatchResult => {
+      const headers = { ...base };
+      if (authorization !== null) headers.authorization = authorization;
+      // Signing is the top layer: computed last, over the exact bytes sent, anew per attempt.
+      if (record.paymentsRecalc && plan.paymentsSecret) {
+        headers['payments-signature'] = paymentsSignature(plan.paymentsSecret, record.body, this.now());
+      } else if (plan.hmac) {
+        // Never send unsigned what the queue promises to sign: the receiver would be right to refuse it.
+        if (!plan.key) return failure('ENOKEY', 'the queue signs deliveries but its workspace has no active signing key');
+        Object.assign(headers, signatureHeaders(plan.key, { url: target.url, body: record.body, eventId: record.id, idempotencyKey: record.idempotencyKey }, this.now()));
+      }
+      return this.dispatcher.send({ url: target.url, headers, body: record.body, timeoutMs });
+    };
+
+    if (auth.mode === 'none') return sendWith(null);
+    if (auth.mode === 'bearer') return sendWith(`Bearer ${auth.token}`);
+    if (auth.mode === 'basic') return sendWith(`Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`);
+
+    let token: string;
+    try {
+      token = await this.tokens.token(auth, timeoutMs);
+    } catch (err) {
+      if (err instanceof TokenError) return failure('ETOKEN', err.message);
+      throw err;
+    }
+    const first = await sendWith(`Bearer ${token}`);
+    if (first.kind !== 'response' || first.status !== 401) return first;
+    // The receiver no longer takes the token (revoked, rotated): refresh once and resend.
+    this.tokens.invalidate(auth, token);
+    try {
+      token = await this.tokens.token(auth, timeoutMs);
+    } catch (err) {
+      if (err instanceof TokenError) return failure('ETOKEN', `after a 401: ${err.message}`, first.durationMs);
+      throw err;
+    }
+    const second = await sendWith(`Bearer ${token}`);
+    return { ...second, durationMs: second.durationMs + first.durationMs };
+  }
+}
+
+function failure(code: string, error: string, durationMs = 0): DispatchResult {
+  return { kind: 'error', code, error, durationMs };
 }

@@ -20,6 +20,8 @@ const BLOCKED_V6: Array<[string, number]> = [
 export class SsrfGuard {
   private readonly blocked = new BlockList();
   private readonly allowed = new BlockList();
+  /** Verdicts by address: the networks are fixed at boot, and BlockList.check allocates per call. */
+  private readonly verdicts = new Map<string, boolean>();
 
   constructor(allowNetworks: readonly string[]) {
     for (const [net, prefix] of BLOCKED_V4) this.blocked.addSubnet(net, prefix, 'ipv4');
@@ -33,10 +35,20 @@ export class SsrfGuard {
 
   /** True when delivery may connect to this literal address. */
   isAllowed(address: string): boolean {
+    let verdict = this.verdicts.get(address);
+    if (verdict === undefined) {
+      verdict = this.judge(address);
+      if (this.verdicts.size >= 10_000) this.verdicts.clear();
+      this.verdicts.set(address, verdict);
+    }
+    return verdict;
+  }
+
+  private judge(address: string): boolean {
     const family = isIP(address);
     if (family === 0) return false;
     const embedded = family === 6 ? embeddedV4(address) : null;
-    if (embedded) return this.isAllowed(embedded);
+    if (embedded) return this.judge(embedded);
     const type = family === 4 ? 'ipv4' : 'ipv6';
     return this.allowed.check(address, type) || !this.blocked.check(address, type);
   }

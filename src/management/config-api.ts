@@ -9,7 +9,8 @@ import type { LicenseRepo } from '../storage/license-repo.js';
 import type { QueueRow, TargetRow, TopologyRepo, Upserted, WorkspaceRow } from '../storage/topology-repo.js';
 import { FieldReader, readJsonObject } from './json-body.js';
 import { queueSettingsView, readQueueSettings } from './queue-input.js';
-import { readTarget } from './target-input.js';
+import type { QueueLookupRepo } from '../storage/queue-lookup-repo.js';
+import { checkRouteHeaders, checkTargetUrls, readTarget } from './target-input.js';
 
 export interface ConfigApiDeps {
   auth: ManagementAuth;
@@ -19,6 +20,7 @@ export interface ConfigApiDeps {
   bus: InvalidationBus;
   maxBodyBytes: number;
   defaultTimeoutMs: number;
+  queueLookup: QueueLookupRepo;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -65,7 +67,9 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
     const { ws } = await access(ex);
     const name = checkName(decode(ex.params[1]!), 'name');
     const { url, settings } = readTarget(await readJsonObject(ex));
-    await deps.guard.checkUrl(url);
+    await checkTargetUrls(deps.guard, url, settings);
+    const existing = await deps.topology.targetByName(ws.id, name);
+    if (existing) checkRouteHeaders(await deps.queueLookup.settingsRoutedTo(existing.id), settings);
     const result = await deps.topology.upsertTarget(ws.id, name, url, settings);
     if (result.changed) await changed('target');
     sendUpserted(ex, result, targetJson(result.row, deps.defaultTimeoutMs));
@@ -92,6 +96,7 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
   };
   router.add('put', `${base}/queues/:name/targets/:target`, opts, async (ex) => {
     const { queue, target } = await routeEnds(ex);
+    checkRouteHeaders([queue.settings], target.settings);
     const created = await deps.topology.addRoute(queue.id, target.id);
     if (created) await changed('route');
     sendUpserted(ex, { created, changed: created }, { queue: queue.name, target: target.name });
@@ -170,7 +175,9 @@ function targetJson(row: TargetRow, defaultTimeoutMs: number) {
     staticHeaders: row.settings.staticHeaders ?? {},
     timeoutMs: row.settings.timeoutMs ?? defaultTimeoutMs,
     groupKeyHeader: row.settings.groupKeyHeader ?? null,
+    retryPolicy: row.settings.retryPolicy ?? null,
     disabled: row.disabledAt !== null,
+    disabledReason: row.disabledReason,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

@@ -12,6 +12,8 @@ import { registerConfigApi } from './config-api.js';
 import { registerWaasApi } from './waas-api.js';
 import { registerSigningKeysApi } from './signing-keys-api.js';
 import { SigningKeyRepo } from '../storage/signing-key-repo.js';
+import { QueueLookupRepo } from '../storage/queue-lookup-repo.js';
+import { registerEventsApi } from './events-api.js';
 
 /** Registers the management API routes: the configuration API (/v1) and the producer API (/waas). */
 export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle> {
@@ -27,6 +29,7 @@ export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle>
     bus: ctx.bus,
     maxBodyBytes: ctx.config.server.maxManagementBodyBytes,
     defaultTimeoutMs: ctx.config.delivery.timeoutMs,
+    queueLookup: new QueueLookupRepo(ctx.sql),
   });
   registerWaasApi(ctx.router, {
     auth,
@@ -47,5 +50,6 @@ export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle>
     bus: ctx.bus,
     maxBodyBytes: ctx.config.server.maxManagementBodyBytes,
   });
+  registerEventsApi(ctx, auth);
   return { drain: async () => {} };
 }

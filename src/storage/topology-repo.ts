@@ -31,6 +31,8 @@ export interface TargetRow {
   url: string;
   settings: Partial<TargetSettings>;
   disabledAt: Date | null;
+  /** Why delivery disabled the target (e.g. a 410), shown to its workspace. */
+  disabledReason: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -96,7 +98,7 @@ export class TopologyRepo {
   async targetByName(workspaceId: string, name: string): Promise<TargetRow | null> {
     const [row] = await this.sql<TargetRow[]>`
       SELECT id, public_id AS "publicId", workspace_id AS "workspaceId", name, url, settings,
-             disabled_at AS "disabledAt", created_at AS "createdAt", updated_at AS "updatedAt"
+             disabled_at AS "disabledAt", disabled_reason AS "disabledReason", created_at AS "createdAt", updated_at AS "updatedAt"
       FROM targets WHERE workspace_id = ${workspaceId} AND name = ${name}`;
     return row ?? null;
   }
@@ -108,18 +110,18 @@ export class TopologyRepo {
     settings: Partial<TargetSettings>,
   ): Promise<Upserted<TargetRow>> {
     const existing = await this.targetByName(workspaceId, name);
-    if (existing && existing.url === url && sameJson(existing.settings, settings)) {
+    // Saving a target again re-enables it, even unchanged: the operator has looked at it.
+    if (existing && existing.url === url && sameJson(existing.settings, settings) && existing.disabledAt === null) {
       return { row: existing, created: false, changed: false };
     }
-    // Saving a target again re-enables it: the operator has looked at it.
     const [row] = await this.sql<TargetRow[]>`
       INSERT INTO targets (public_id, workspace_id, name, url, settings)
       VALUES (${newId('tgt')}, ${workspaceId}, ${name}, ${url}, ${this.sql.json(settings as never)})
       ON CONFLICT (workspace_id, name) DO UPDATE
         SET url = EXCLUDED.url, settings = EXCLUDED.settings, updated_at = now(),
-            disabled_at = NULL, disabled_reason = NULL
+            disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
       RETURNING id, public_id AS "publicId", workspace_id AS "workspaceId", name, url, settings,
-                disabled_at AS "disabledAt", created_at AS "createdAt", updated_at AS "updatedAt"`;
+                disabled_at AS "disabledAt", disabled_reason AS "disabledReason", created_at AS "createdAt", updated_at AS "updatedAt"`;
     return { row: row!, created: !existing, changed: true };
   }
 
@@ -150,7 +152,7 @@ export class TopologyRepo {
   async targetsOfQueue(queueId: string): Promise<TargetRow[]> {
     return this.sql<TargetRow[]>`
       SELECT t.id, t.public_id AS "publicId", t.workspace_id AS "workspaceId", t.name, t.url, t.settings,
-             t.disabled_at AS "disabledAt", t.created_at AS "createdAt", t.updated_at AS "updatedAt"
+             t.disabled_at AS "disabledAt", t.disabled_reason AS "disabledReason", t.created_at AS "createdAt", t.updated_at AS "updatedAt"
       FROM routes r JOIN targets t ON t.id = r.target_id
       WHERE r.queue_id = ${queueId}
       ORDER BY t.id`;

@@ -3,6 +3,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
+import type { CacheStore } from '../../src/cache/cache-store.js';
+import { MemoryCacheStore } from '../../src/cache/memory-cache-store.js';
+import { RedisCacheStore } from '../../src/cache/redis-cache-store.js';
+import type { Config } from '../../src/config/schema.js';
+import type { EventLogWriter } from '../../src/log/event-log.js';
+import { embeddedStore } from '../../src/log/embedded-store.js';
+import { EmbeddedWriter } from '../../src/log/embedded-writer.js';
+import { createKafka } from '../../src/log/kafka-client.js';
+import { KafkaWriter } from '../../src/log/kafka-writer.js';
+import { createLogger } from '../../src/observability/logger.js';
 import postgres from 'postgres';
 import type { Test } from 'tap';
 
@@ -91,7 +101,13 @@ export function backendConfig(b: Backends, extra: Record<string, unknown> = {}):
     redis: { url: embedded ? '' : REDIS_URL, keyPrefix: b.redisPrefix },
     kafka: { brokers: embedded ? [] : KAFKA_BROKERS.split(','), topic: b.topic, groupId: b.groupId, partitions: TEST_PARTITIONS },
     embeddedLog: { partitions: TEST_PARTITIONS, retentionHours: 168, batchSize: 500, pollMs: 20 },
-    delivery: { allowNetworks: ['127.0.0.0/8'], allowLoopbackInSingleNode: false, retryInitialMs: 50, retryMaxMs: 500, commitIntervalMs: 50 },
+    // Retries every second (the default schedule starts at 5 s and grows to hours).
+    delivery: {
+      allowNetworks: ['127.0.0.0/8'],
+      allowLoopbackInSingleNode: false,
+      commitIntervalMs: 50,
+      retry: { scheduleSeconds: [1], horizonSeconds: 3600, holdInMemoryMs: 1000 },
+    },
     log: { level: process.env.TEST_LOG_LEVEL ?? 'silent' },
     ...extra,
   };
@@ -112,4 +128,22 @@ export function backendEnv(b: Backends, port: number): Record<string, string> {
     STREAMGATE_ALLOW_NETWORKS: '127.0.0.0/8',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
   };
+}
+
+/**
+ * The cache the test's nodes share: Redis under the test's prefix, or (embedded)
+ * the process-wide in-memory store of that prefix, which in-process nodes use.
+ */
+export function testCache(b: Backends): CacheStore {
+  return TEST_BACKEND === 'embedded'
+    ? MemoryCacheStore.shared(b.redisPrefix)
+    : new RedisCacheStore(REDIS_URL, b.redisPrefix, createLogger('silent'));
+}
+
+/** A writer to the test's event log, as ingress would write (close it after use). */
+export async function testLogWriter(b: Backends, config: Readonly<Config>): Promise<EventLogWriter> {
+  if (TEST_BACKEND === 'embedded') return new EmbeddedWriter(embeddedStore(join(b.dataDir, 'log'), TEST_PARTITIONS));
+  const writer = new KafkaWriter(createKafka(config, createLogger('silent')), config.kafka);
+  await writer.connect();
+  return writer;
 }

@@ -65,3 +65,30 @@ export async function readRecords(backends: Backends): Promise<EventRecord[]> {
   }
   return out;
 }
+
+/** True when the test's consumer group has committed every partition up to its end. */
+export async function allCommitted(backends: Backends): Promise<boolean> {
+  if (TEST_BACKEND === 'embedded') {
+    const store = embeddedStore(join(backends.dataDir, 'log'), TEST_PARTITIONS);
+    try {
+      for (let p = 0; p < TEST_PARTITIONS; p++) {
+        if ((store.commits.get([backends.groupId, p]) ?? 0) !== store.endOffset(p)) return false;
+      }
+      return true;
+    } finally {
+      await store.release();
+    }
+  }
+  const admin = kafka().admin();
+  await admin.connect();
+  try {
+    const ends = await admin.fetchTopicOffsets(backends.topic);
+    const [committed] = await admin.fetchOffsets({ groupId: backends.groupId, topics: [backends.topic] });
+    return ends.every((p) => {
+      const c = committed!.partitions.find((x) => x.partition === p.partition);
+      return Number(p.high) === 0 || (c !== undefined && Number(c.offset) === Number(p.high));
+    });
+  } finally {
+    await admin.disconnect();
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * `node bench/delivery-backlog.mjs` (after `npm run build`): delivery alone,
+ * from a backlog already in Kafka, to bench/receiver.mjs.
+ *
+ *   1. a fresh database, topic and group; queue → target configured through the API
+ *   2. N events appended straight to the topic (as ingress would: msgpack records, keyed)
+ *   3. a `--roles delivery` node started; every 500 ms: its RSS, events delivered
+ *
+ * Two figures: delivered events/s while the backlog drains, and the process
+ * memory while it drains against a slow receiver (its memory must stay
+ * bounded: the backlog is Kafka's to keep, not the process's).
+ *
+ * Options (argv or env): --events (BENCH_EVENTS, 200000), --keys (1000),
+ * --delay (BENCH_RECEIVER_DELAY_MS, 0: receiver answers at once), --observe
+ * (seconds to watch at most, 120), --body (bytes, 1024).
+ * Results: console and bench/results-backlog.md (appended per run).
+ */
+import { randomBytes } from 'node:crypto';
+import { appendFile, mkdtemp, writeFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import postgres from 'postgres';
+import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { stopAll, stopChild } from './lib/children.mjs';
+import { freePort } from './lib/ports.mjs';
+import { createBenchDatabase, dropBenchDatabase } from './lib/bench-db.mjs';
+import { kafkaAdmin } from './lib/kafka-admin.mjs';
+import { bootstrapTenant, configureRoute, startStreamgate } from './lib/streamgate.mjs';
+import { startReceiver } from './lib/receiver-client.mjs';
+import { findPid, startCpuMeter } from './lib/cpu.mjs';
+
+const { encodeEvent } = await import(new URL('../dist/log/event-record.js', import.meta.url).href);
+const say = (msg) => process.stderr.write(`[backlog] ${msg}\n`);
+const RESULTS = fileURLToPath(new URL('./results-backlog.md', import.meta.url));
+
+const { values } = parseArgs({ options: { events: { type: 'string' }, keys: { type: 'string' }, delay: { type: 'string' }, observe: { type: 'string' }, body: { type: 'string' } } });
+const opt = (name, env, def) => Number(values[name] ?? process.env[env] ?? def);
+const EVENTS = opt('events', 'BENCH_EVENTS', 200_000);
+const KEYS = opt('keys', 'BENCH_KEYS', 1000);
+const DELAY = opt('delay', 'BENCH_RECEIVER_DELAY_MS', 0);
+const OBSERVE_S = opt('observe', 'BENCH_OBSERVE', 120);
+const BODY = opt('body', 'BENCH_BODY_BYTES', 1024);
+
+const cleanups = [];
+async function cleanup() {
+  await stopAll().catch(() => {});
+  for (const step of cleanups.reverse()) await step().catch((err) => say(`cleanup: ${err.message}`));
+}
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => cleanup().finally(() => process.exit(130)));
+
+function rssMb(pid) {
+  try {
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+    return Math.round(kb / 1024);
+  } catch {
+    return null;
+  }
+}
+
+async function main() {
+  const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const workDir = await mkdtemp(join(tmpdir(), 'sg-backlog-'));
+  const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+  const topic = `sg-backlog-${runId}`;
+  const group = `sg-backlog-${runId}`;
+  const db = await createBenchDatabase(`bl_${runId}`);
+  cleanups.push(() => dropBenchDatabase(db.name));
+  const admin = kafkaAdmin(brokers);
+  cleanups.push(async () => void (await admin.cleanup(topic, [group])));
+  const configFile = join(workDir, 'streamgate.yaml');
+  await writeFile(configFile, `redis:\n  keyPrefix: "sgbacklog-${runId}:"\n`);
+  const env = {
+    ...process.env,
+    DATABASE_URL: db.url,
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    KAFKA_BROKERS: brokers.join(','),
+    STREAMGATE_ALLOW_NETWORKS: '127.0.0.0/8',
+    LOG_LEVEL: 'warn',
+    STREAMGATE_KAFKA_TOPIC: topic,
+    STREAMGATE_KAFKA_GROUP: group,
+    STREAMGATE_CONFIG: configFile,
+  };
+  const creds = await bootstrapTenant(env);
+  process.env.BENCH_RECEIVER_DELAY_MS = String(DELAY);
+  const receiver = await startReceiver({ bodyBytes: BODY });
+
+  say('configuring (management-only node; it also creates the topic)');
+  const mgmt = await startStreamgate({ name: 'management', env, port: await freePort(), roles: ['management'], logFile: join(workDir, 'management.log') });
+  await configureRoute({ base: mgmt.base, creds, queue: 'backlog', target: 'backlog-receiver', targetUrl: receiver.url });
+  await stopChild(mgmt.child);
+
+  const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+  const [queue] = await sql`SELECT q.id::text AS "queueId", q.workspace_id::text AS "workspaceId" FROM queues q WHERE q.name = 'backlog'`;
+  await sql.end();
+
+  say(`appending ${EVENTS} events`);
+  const producer = new Kafka({ clientId: 'sg-backlog', brokers, logLevel: logLevel.NOTHING }).producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  const body = Buffer.from(`{"pad":"${'x'.repeat(Math.max(0, BODY - 10))}"}`);
+  for (let i = 0; i < EVENTS; i += 5000) {
+    const messages = [];
+    for (let j = i; j < Math.min(EVENTS, i + 5000); j++) {
+      const key = `k${j % KEYS}`;
+      const record = {
+        v: 1, id: `evt_bench${runId}${j}`, tenantPublicId: creds.tenantPublicId, workspaceId: queue.workspaceId, queueId: queue.queueId,
+        queueName: 'backlog', receivedAt: Date.now(), contentType: 'application/json', idempotencyKey: null, eventType: null,
+        groupKey: null, partitionKey: key, path: null, body,
+      };
+      messages.push({ key, value: encodeEvent(record) });
+    }
+    await producer.send({ topic, acks: -1, messages });
+  }
+  await producer.disconnect();
+  const total = await admin.countEvents(topic);
+  say(`${total} events in ${topic}; receiver delay ${DELAY} ms`);
+
+  const started = performance.now();
+  // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the delivery node.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const node = await startStreamgate({ name: 'delivery', env, port: await freePort(), roles: ['delivery'], logFile: join(workDir, 'delivery.log'), nodeArgs });
+  await sleep(1_000); // let the node open its database connections
+  const pgPids = Object.fromEntries(postgresBackends(db.name).map((pid, i) => [`pg${i}`, pid]));
+  const meter = startCpuMeter({ streamgate: node.child.pid, receiver: receiver.child.pid, kafka: findPid('kafka.Kafka'), ...pgPids });
+  const samples = [];
+  let stats = await receiver.stats();
+  while (stats.unique < total && (performance.now() - started) / 1000 < OBSERVE_S) {
+    await sleep(500);
+    stats = await receiver.stats();
+    samples.push({ t: (performance.now() - started) / 1000, rss: rssMb(node.child.pid), delivered: stats.unique });
+    if (samples.length % 20 === 0) say(`${samples.at(-1).t.toFixed(0)} s: ${stats.unique}/${total} delivered, RSS ${samples.at(-1).rss} MB`);
+  }
+  const measured = meter();
+  // Postgres serves each connection from its own process: add them up.
+  const cpu = Object.fromEntries(Object.entries(measured).filter(([k]) => !k.startsWith('pg')));
+  cpu.postgres = Object.entries(measured).filter(([k]) => k.startsWith('pg')).reduce((n, [, v]) => n + (v ?? 0), 0);
+  const first = samples.find((s) => s.delivered > 0);
+  const last = samples.at(-1);
+  const spanS = stats.lastAt && stats.firstAt ? (stats.lastAt - stats.firstAt) / 1000 : null;
+  const rates = samples.slice(1).map((s, i) => (s.delivered - samples[i].delivered) / (s.t - samples[i].t));
+  const steady = rates.slice(Math.floor(rates.length / 4));
+  const rss = samples.map((s) => s.rss).filter((x) => x !== null);
+  await stopChild(node.child, 30_000);
+  const report = [
+    `## ${new Date().toISOString()}: ${total} events backlog, receiver delay ${DELAY} ms, ${KEYS} keys, body ${BODY} B`,
+    '',
+    `- node ${process.version}, ${cpus().length} CPUs; streamgate \`--roles delivery\`, defaults of config/default.yaml`,
+    `- delivered ${stats.unique} of ${total} in ${last.t.toFixed(1)} s (${stats.duplicates} duplicates)${stats.unique < total ? ' — observation ended before the backlog drained' : ''}`,
+    `- delivered events/s: ${spanS ? Math.round(stats.unique / spanS) : '–'} overall (first → last delivery), median of 0.5 s windows after the first quarter ${Math.round(median(steady))}`,
+    `- first delivery ${first ? first.t.toFixed(1) : '–'} s after spawn`,
+    `- RSS of the delivery process: max ${Math.max(...rss)} MB, median ${median(rss)} MB, at the end ${rss.at(-1)} MB`,
+    `- CPU, % of one core: ${Object.entries(cpu).map(([k, v]) => `${k} ${v ?? '?'} %`).join(', ')}`,
+    `- RSS over time (s: MB): ${samples.filter((_, i) => i % Math.max(1, Math.floor(samples.length / 12)) === 0).map((s) => `${s.t.toFixed(0)}: ${s.rss}`).join(', ')}`,
+    '',
+  ].join('\n');
+  process.stdout.write(`\n${report}\n`);
+  await appendFile(RESULTS, `${report}\n`);
+  await stopChild(receiver.child);
+}
+
+/** Pids of the Postgres backend processes serving database `name`. */
+function postgresBackends(name) {
+  const pids = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(name)) pids.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return pids;
+}
+
+function median(xs) {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+main().then(
+  () => cleanup().then(() => process.exit(0)),
+  (err) => {
+    say(`FAILED: ${err.stack ?? err}`);
+    cleanup().finally(() => process.exit(1));
+  },
+);

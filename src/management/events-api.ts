@@ -1,0 +1,111 @@
+import type { ManagementAuth } from '../auth/management-auth.js';
+import { deliveryStream } from '../delivery/delivery-stream.js';
+import { ServiceError } from '../errors.js';
+import type { Exchange } from '../http/exchange.js';
+import { decodeEvent } from '../log/event-record.js';
+import type { NodeContext } from '../node-context.js';
+import { DeliveryLogRepo, type EventView } from '../storage/delivery-log-repo.js';
+import { RedeliveryRepo } from '../storage/redelivery-repo.js';
+import type { WorkspaceRow } from '../storage/topology-repo.js';
+import { FieldReader, readJsonObject } from './json-body.js';
+
+/** Events listed by one sandbox run answer, at most. */
+const RUN_LIMIT = 1000;
+
+/**
+ * Inspection and redelivery (contract §6):
+ *
+ *   GET  /v1/tenants/{tenant}/events/{eventId}              the event, its deliveries and attempts
+ *   POST /v1/tenants/{tenant}/events/{eventId}/redeliver    { target? }: deliver again, same event id
+ *   GET  /v1/tenants/{tenant}/sandbox/runs/{runId}          a sandbox run's events and simulated attempts
+ *
+ * What is shown comes from the attempt log delivery writes in batches, so an
+ * event appears once a delivery node has consumed it (normally within a
+ * fraction of a second of its 202) and attempts show up to ~100 ms late.
+ */
+export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void {
+  const log = new DeliveryLogRepo(ctx.sql);
+  const redeliveries = new RedeliveryRepo(ctx.sql);
+  const opts = { maxBodyBytes: ctx.config.server.maxManagementBodyBytes };
+  const base = '/v1/tenants/:tenant';
+
+  const access = async (ex: Exchange): Promise<WorkspaceRow> => {
+    const principal = await auth.authenticate(ex);
+    if (ex.method !== 'GET') auth.require(principal, 'configure');
+    return auth.workspace(principal, decode(ex.params[0]!));
+  };
+
+  ctx.router.add('get', `${base}/events/:eventId`, opts, async (ex) => {
+    const ws = await access(ex);
+    const event = await log.event(ws.id, decode(ex.params[1]!));
+    if (!event) throw new ServiceError('not_found', 'No such event (an event shows here once delivery has picked it up).');
+    ex.sendJson(200, eventJson(ws, event));
+  });
+
+  ctx.router.add('post', `${base}/events/:eventId/redeliver`, opts, async (ex) => {
+    const ws = await access(ex);
+    const r = new FieldReader(await readJsonObject(ex), ['target']);
+    const targetName = r.string('target', { max: 100 });
+    r.done();
+    const event = await log.event(ws.id, decode(ex.params[1]!));
+    if (!event) throw new ServiceError('not_found', 'No such event.');
+
+    // Only where the event was routed: a redelivery runs through routing again
+    // (a target no longer routed, or disabled, shows as `blocked`).
+    let targets = event.deliveries
+      .filter((d) => d.targetPublicId !== null)
+      .map((d) => ({ id: d.targetId, publicId: d.targetPublicId!, name: d.targetName! }));
+    if (targetName !== undefined) {
+      const target = await ctx.topology.targetByName(ws.id, targetName);
+      if (!target) throw new ServiceError('not_found', 'No such target.');
+      targets = targets.filter((t) => t.id === target.id);
+      if (targets.length === 0) throw new ServiceError('conflict', `The event was not routed to target ${targetName}.`);
+    }
+    if (targets.length === 0) throw new ServiceError('conflict', 'The event was routed to no target that still exists.');
+
+    const bytes = await ctx.eventLog.readAt(event.logPartition, event.logOffset);
+    if (!bytes || decodeEvent(bytes).id !== event.eventId) {
+      throw new ServiceError('conflict', 'The event log no longer holds this event (retention), so it cannot be delivered again.');
+    }
+    const stream = deliveryStream(ctx.config.kafka);
+    await redeliveries.request(targets.map((t) => ({ stream, partition: event.logPartition, targetId: t.id, seq: event.logOffset, eventId: event.eventId, record: bytes })));
+    await log.markPending(event.eventId, targets.map((t) => t.id), stream, event.logPartition, event.logOffset);
+    ex.sendJson(202, { eventId: event.eventId, targets: targets.map((t) => ({ target: t.name, targetPublicId: t.publicId, status: 'pending' })) });
+  });
+
+  ctx.router.add('get', `${base}/sandbox/runs/:runId`, opts, async (ex) => {
+    const ws = await access(ex);
+    const runId = decode(ex.params[1]!);
+    const events = await log.runEvents(ws.id, runId, RUN_LIMIT);
+    if (events.length === 0) throw new ServiceError('not_found', 'No such sandbox run (a run shows here once delivery has picked up one of its events).');
+    ex.sendJson(200, { runId, tenantPublicId: ws.publicId, events: events.map((e) => eventJson(ws, e)) });
+  });
+}
+
+function eventJson(ws: WorkspaceRow, e: EventView) {
+  return {
+    eventId: e.eventId,
+    tenantPublicId: ws.publicId,
+    queue: e.queueName,
+    eventType: e.eventType,
+    groupKey: e.groupKey,
+    partitionKey: e.partitionKey,
+    idempotencyKey: e.idempotencyKey,
+    receivedAt: e.receivedAt.toISOString(),
+    ...(e.runId !== null ? { sandbox: { runId: e.runId } } : {}),
+    deliveries: e.deliveries.map((d) => ({
+      target: d.targetName,
+      targetPublicId: d.targetPublicId,
+      status: d.status,
+      attempts: d.attempts,
+    })),
+  };
+}
+
+function decode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new ServiceError('not_found', 'No such resource.');
+  }
+}

@@ -1,0 +1,132 @@
+import t from 'tap';
+import { PartitionActor, type ActorServices } from '../../../src/actors/partition-actor.js';
+import { ParkWriter } from '../../../src/actors/park-writer.js';
+import { Semaphore } from '../../../src/actors/semaphore.js';
+import type { DeliveryStep, StepResult } from '../../../src/actors/delivery-step.js';
+import type { Job } from '../../../src/actors/job.js';
+import type { AttemptLog } from '../../../src/delivery/attempt-log.js';
+import type { LogEntry } from '../../../src/log/event-log.js';
+import type { RouteTable, RouteTarget } from '../../../src/routing/route-table.js';
+import type { DeliveryLogRepo } from '../../../src/storage/delivery-log-repo.js';
+import { MemoryParkedRepo, record, silentLog, until } from '../../helpers/lane-fakes.js';
+
+const target = (id: string): RouteTarget => ({
+  id, publicId: `tgt_${id}`, name: id, url: new URL('http://r.example/'), disabled: false,
+  settings: { auth: { mode: 'none' }, staticHeaders: {}, timeoutMs: 1000 },
+});
+
+/** An actor whose deliveries wait until the test releases them (by "event|target"). */
+function setup(opts: { targets?: RouteTarget[]; maxPending?: number; finished?: Array<{ offset: bigint; targetId: string }>; highest?: bigint | null } = {}) {
+  const targets = opts.targets ?? [target('A')];
+  const started: string[] = [];
+  const gates = new Map<string, () => void>();
+  const progress: bigint[] = [];
+  const step = {
+    async run(job: Job): Promise<StepResult> {
+      const key = `${job.record.id}|${job.targetId}`;
+      started.push(key);
+      await new Promise<void>((r) => gates.set(key, r));
+      return { kind: 'done', status: 'delivered' };
+    },
+  } as unknown as DeliveryStep;
+  const seen: string[] = [];
+  const attemptLog = {
+    eventSeen: (e: { eventId: string }) => seen.push(e.eventId),
+    delivery() {},
+    backlogged: false,
+    room: async () => {},
+    flush: async () => {},
+  } as unknown as AttemptLog;
+  const deliveryLog = {
+    highestOffset: async () => opts.highest ?? null,
+    finishedBetween: async () => opts.finished ?? [],
+  } as unknown as DeliveryLogRepo;
+  const repo = new MemoryParkedRepo();
+  const services: ActorServices = {
+    stream: 'g/tp',
+    routes: { targetsFor: async () => targets } as unknown as RouteTable,
+    step,
+    attemptLog,
+    parkWriter: new ParkWriter(repo.asRepo(), 1, silentLog),
+    parkRepo: repo.asRepo(),
+    deliveryLog,
+    drainSlots: new Semaphore(4),
+    now: Date.now,
+  };
+  const actor = new PartitionActor(0, services, {
+    maxPending: opts.maxPending ?? 100, holdInMemoryMs: 100, pageSize: 10, sweepMs: 60_000,
+    onProgress: (_p, point) => progress.push(point),
+  }, silentLog);
+  const release = (key: string) => {
+    const gate = gates.get(key);
+    if (!gate) throw new Error(`${key} has not started`);
+    gate();
+  };
+  const entries = (items: Array<[string, string | null]>, from = 0n): LogEntry[] =>
+    items.map(([id, key], i) => ({ partition: 0, offset: from + BigInt(i), record: record(id, key) }));
+  return { actor, started, release, progress, entries, seen };
+}
+
+t.test('per (target, key) lanes: a stuck delivery holds back its key at its target only', async (t) => {
+  const s = setup({ targets: [target('A'), target('B')] });
+  await s.actor.deliver(s.entries([['e1', 'k'], ['e2', 'k'], ['e3', 'other']]), async () => {});
+  await until(() => s.started.length === 4);
+  t.same([...s.started].sort(), ['e1|A', 'e1|B', 'e3|A', 'e3|B'], 'the other key runs at both targets');
+  t.notOk(s.started.includes('e2|A') || s.started.includes('e2|B'), 'e2 waits for e1 at each target');
+  s.release('e1|B');
+  await until(() => s.started.includes('e2|B'));
+  t.pass('e2 goes on at B while e1 is still stuck at A');
+  t.notOk(s.started.includes('e2|A'));
+  t.same(s.progress, [], 'e1 is not finished until it is finished at both targets');
+  s.release('e1|A');
+  await until(() => s.started.includes('e2|A'));
+  t.same(s.progress, [1n], 'now it is');
+  s.actor.revoke();
+});
+
+t.test('the commit point is the lowest record not finished at every target', async (t) => {
+  const s = setup();
+  await s.actor.deliver(s.entries([['a', 'x'], ['b', 'y'], ['c', 'z']], 10n), async () => {});
+  await until(() => s.started.length === 3);
+  s.release('b|A');
+  await until(() => s.progress.length === 1);
+  t.same(s.progress, [10n], 'b is done but a is not: still 10');
+  s.release('a|A');
+  await until(() => s.progress.length === 2);
+  t.same(s.progress.at(-1), 12n, 'a and b done: 12');
+  s.release('c|A');
+  await until(() => s.progress.at(-1) === 13n);
+  t.pass('all done: one past the last');
+  s.actor.revoke();
+});
+
+t.test('backpressure: deliver does not return while more than maxPending records are unfinished', async (t) => {
+  const s = setup({ maxPending: 2 });
+  let returned = false;
+  const delivering = s.actor.deliver(s.entries([['a', '1'], ['b', '2'], ['c', '3'], ['d', '4']]), async () => {}).then(() => (returned = true));
+  await until(() => s.started.length === 4);
+  await new Promise((r) => setTimeout(r, 50));
+  t.notOk(returned, 'four pending, limit two: the log stops fetching');
+  t.equal(s.actor.pending, 4);
+  s.release('a|A');
+  s.release('b|A');
+  await delivering;
+  t.ok(returned, 'back under the limit: deliver returns');
+  s.actor.revoke();
+});
+
+t.test('replayed records the attempt log has as finished are not delivered again', async (t) => {
+  const s = setup({ targets: [target('A'), target('B')], highest: 6n, finished: [{ offset: 5n, targetId: 'A' }, { offset: 6n, targetId: 'A' }, { offset: 6n, targetId: 'B' }] });
+  await s.actor.deliver(s.entries([['r5', 'k5'], ['r6', 'k6'], ['r7', 'k7']], 5n), async () => {});
+  await until(() => s.started.length === 3);
+  t.same(s.started.sort(), ['r5|B', 'r7|A', 'r7|B'], 'only what was not finished');
+  t.same(s.seen, ['r5', 'r6', 'r7'], 'every event is still logged as seen');
+  s.actor.revoke();
+});
+
+t.test('an undecodable entry is skipped, not stuck', async (t) => {
+  const s = setup();
+  await s.actor.deliver([{ partition: 0, offset: 0n, record: null, decodeError: 'garbage' }], async () => {});
+  t.same(s.progress, [1n]);
+  s.actor.revoke();
+});

@@ -1,0 +1,105 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import { HttpDispatcher } from '../../../src/delivery/http-dispatcher.js';
+import { SsrfGuard } from '../../../src/delivery/ssrf-guard.js';
+
+async function server(t: Tap, handler: http.RequestListener): Promise<string> {
+  const srv = http.createServer(handler);
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => {
+    srv.closeAllConnections();
+    srv.close(() => r());
+  }));
+  return `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+}
+type Tap = Parameters<Parameters<typeof t.test>[1]>[0];
+
+const allowLoopback = new SsrfGuard(['127.0.0.0/8']);
+const body = Buffer.from('{}');
+
+t.test('one deadline covers a receiver that never answers', async (t) => {
+  const url = await server(t, () => {});
+  const d = new HttpDispatcher(allowLoopback, 4, 65_536);
+  t.teardown(() => d.close());
+  const r = await d.send({ url: new URL(url), headers: {}, body, timeoutMs: 300 });
+  t.match(r, { kind: 'error', code: 'ETIMEDOUT' });
+  t.ok(r.durationMs >= 290 && r.durationMs < 600, `${r.durationMs} ms`);
+});
+
+t.test('and one that drips its body', async (t) => {
+  const url = await server(t, (_req, res) => {
+    res.writeHead(200);
+    const timer = setInterval(() => res.write('x'), 50);
+    res.on('close', () => clearInterval(timer));
+  });
+  const d = new HttpDispatcher(allowLoopback, 4, 65_536);
+  t.teardown(() => d.close());
+  const r = await d.send({ url: new URL(url), headers: {}, body, timeoutMs: 300 });
+  t.match(r, { kind: 'error', code: 'ETIMEDOUT' }, 'headers arrived, the body never finished');
+  t.ok(r.durationMs < 600);
+});
+
+t.test('at most maxResponseBytes are read; the status is the answer', async (t) => {
+  const url = await server(t, (_req, res) => {
+    res.writeHead(201);
+    res.end(Buffer.alloc(1_000_000, 'y'));
+  });
+  const d = new HttpDispatcher(allowLoopback, 4, 1024);
+  t.teardown(() => d.close());
+  const r = await d.send({ url: new URL(url), headers: {}, body, timeoutMs: 2000 });
+  t.match(r, { kind: 'response', status: 201 });
+  t.equal(r.kind === 'response' ? r.body.length : -1, 1024);
+});
+
+t.test('redirects are not followed', async (t) => {
+  let hits = 0;
+  const url = await server(t, (req, res) => {
+    hits++;
+    res.writeHead(307, { location: '/elsewhere' });
+    res.end();
+  });
+  const d = new HttpDispatcher(allowLoopback, 4, 1024);
+  t.teardown(() => d.close());
+  t.match(await d.send({ url: new URL(url), headers: {}, body, timeoutMs: 2000 }), { kind: 'response', status: 307 });
+  t.equal(hits, 1);
+});
+
+t.test('the SSRF guard refuses at connect, also for a name resolving to loopback', async (t) => {
+  let hits = 0;
+  const url = await server(t, (_req, res) => {
+    hits++;
+    res.end();
+  });
+  const d = new HttpDispatcher(new SsrfGuard([]), 4, 1024);
+  t.teardown(() => d.close());
+  const port = new URL(url).port;
+  t.match(await d.send({ url: new URL(`http://localhost:${port}/`), headers: {}, body, timeoutMs: 2000 }), { kind: 'error', code: 'ESSRF' });
+  t.match(await d.send({ url: new URL(`http://127.0.0.1:${port}/`), headers: {}, body, timeoutMs: 2000 }), { kind: 'error', code: 'ESSRF' });
+  t.equal(hits, 0);
+});
+
+t.test('a header node:http refuses is an attempt error, not a crash', async (t) => {
+  const url = await server(t, (_req, res) => res.end());
+  const d = new HttpDispatcher(allowLoopback, 4, 1024);
+  t.teardown(() => d.close());
+  t.match(await d.send({ url: new URL(url), headers: { 'x-bad': 'a\nb' }, body, timeoutMs: 2000 }), { kind: 'error' });
+});
+
+t.test('attempts beyond maxSocketsPerOrigin wait for a slot before their deadline starts', async (t) => {
+  let inFlight = 0;
+  let most = 0;
+  const url = await server(t, (_req, res) => {
+    most = Math.max(most, ++inFlight);
+    setTimeout(() => {
+      inFlight--;
+      res.end();
+    }, 100);
+  });
+  const d = new HttpDispatcher(allowLoopback, 2, 1024);
+  t.teardown(() => d.close());
+  // Six requests of 100 ms through two slots take ~300 ms; each has a 250 ms deadline of its own.
+  const results = await Promise.all(Array.from({ length: 6 }, () => d.send({ url: new URL(url), headers: {}, body, timeoutMs: 250 })));
+  t.equal(most, 2, 'never more than two at the receiver');
+  t.ok(results.every((r) => r.kind === 'response' && r.status === 200), 'no attempt timed out while queued');
+});

@@ -9,7 +9,7 @@ import { waitForEvent } from '../helpers/delivery.js';
 const backends = await freshBackends(t);
 const creds = await bootstrapDatabase(backends.databaseUrl);
 const open = await startTestNode(t, backends, { roles: ['management', 'ingress'] });
-const strict = await startTestNode(t, backends, { roles: ['management', 'delivery'], delivery: { allowNetworks: [] } });
+const strict = await startTestNode(t, backends, { roles: ['management', 'delivery'], delivery: { allowNetworks: [], allowLoopbackInSingleNode: false } });
 const openApi = clientFor(open.port, creds);
 const strictApi = clientFor(strict.port, creds);
 

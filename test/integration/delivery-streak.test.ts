@@ -8,7 +8,7 @@ import { sleep, waitForEvent } from '../helpers/delivery.js';
 const backends = await freshBackends(t);
 const creds = await bootstrapDatabase(backends.databaseUrl);
 const node = await startTestNode(t, backends, {
-  delivery: { allowNetworks: ['127.0.0.0/8'], retry: { scheduleSeconds: [1], horizonSeconds: 3600, holdInMemoryMs: 1000 }, disableAfterFailingSeconds: 3 },
+  delivery: { allowNetworks: ['127.0.0.0/8'], allowLoopbackInSingleNode: false, retry: { scheduleSeconds: [1], horizonSeconds: 3600, holdInMemoryMs: 1000 }, disableAfterFailingSeconds: 3 },
 });
 const api = clientFor(node.port, creds);
 

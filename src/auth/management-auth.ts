@@ -133,6 +133,24 @@ export class ManagementAuth {
     return ws;
   }
 
+  /**
+   * The workspace a /v1 configuration call addresses (contract §4: same auth
+   * as /waas/*): an API key needs the `configure` permission to write (profile
+   * full or build), a console user the Owner or Admin role; anything the caller
+   * cannot reach is 404. Returns the caller's key profile, or `build` for a
+   * console writer (Owners and Admins may create keys of any profile).
+   */
+  async configWorkspace(exchange: Exchange, tenantPublicId: string): Promise<{ ws: WorkspaceRow; profile: KeyProfile }> {
+    const caller = await this.authenticateCaller(exchange);
+    const write = exchange.method !== 'GET';
+    if (caller.kind === 'key') {
+      if (write) this.require(caller, 'configure');
+      return { ws: await this.workspace(caller, tenantPublicId), profile: caller.profile };
+    }
+    const ws = await this.waasWorkspace(caller, tenantPublicId, write ? 'write' : 'read');
+    return { ws, profile: 'build' };
+  }
+
   /** Like waasWorkspace, for a workspace already loaded; false instead of throwing 404. */
   async reaches(caller: Caller, ws: WorkspaceRow, access: Access): Promise<boolean> {
     if (caller.kind === 'key') {

@@ -1,4 +1,4 @@
-import type { ManagementAuth, Principal } from '../auth/management-auth.js';
+import type { ManagementAuth } from '../auth/management-auth.js';
 import type { InvalidationBus } from '../cache/invalidation-bus.js';
 import { ServiceError } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
@@ -35,12 +35,8 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
   const opts = { maxBodyBytes: deps.maxBodyBytes };
   const base = '/v1/tenants/:tenant';
 
-  const access = async (exchange: Exchange): Promise<{ principal: Principal; ws: WorkspaceRow }> => {
-    const principal = await deps.auth.authenticate(exchange);
-    if (exchange.method !== 'GET') deps.auth.require(principal, 'configure');
-    const ws = await deps.auth.workspace(principal, decode(exchange.params[0]!));
-    return { principal, ws };
-  };
+  const access = (exchange: Exchange): Promise<{ ws: WorkspaceRow; profile: KeyProfile }> =>
+    deps.auth.configWorkspace(exchange, decode(exchange.params[0]!));
   const changed = async (scope: string) => deps.bus.publish(scope);
 
   router.add('put', `${base}/queues/:name`, opts, async (ex) => {
@@ -113,14 +109,14 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
   });
 
   router.add('post', `${base}/keys`, opts, async (ex) => {
-    const { principal, ws } = await access(ex);
+    const { profile: callerProfile, ws } = await access(ex);
     const body = new FieldReader(await readJsonObject(ex), ['profile', 'name', 'queueScopes']);
     const profile = body.oneOf<KeyProfile>('profile', ['ingress', 'full', 'build']) ?? 'ingress';
     const name = body.string('name', { max: 200 });
     const queueScopes = body.stringList('queueScopes', { max: 1000 });
     body.done();
-    if (PROFILE_RANK[profile] > PROFILE_RANK[principal.profile]) {
-      throw new ServiceError('missing_permission', `A ${principal.profile} key cannot create a ${profile} key.`);
+    if (PROFILE_RANK[profile] > PROFILE_RANK[callerProfile]) {
+      throw new ServiceError('missing_permission', `A ${callerProfile} key cannot create a ${profile} key.`);
     }
     const key = await deps.licenses.createKey({ licenseId: ws.licenseId, workspaceId: ws.id, profile, name, queueScopes: queueScopes ?? null });
     ex.sendJson(201, { keyId: key.keyId, key: key.wire, profile, tenantPublicId: ws.publicId, queueScopes: queueScopes ?? null });

@@ -29,11 +29,7 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
   const opts = { maxBodyBytes: ctx.config.server.maxManagementBodyBytes };
   const base = '/v1/tenants/:tenant';
 
-  const access = async (ex: Exchange): Promise<WorkspaceRow> => {
-    const principal = await auth.authenticate(ex);
-    if (ex.method !== 'GET') auth.require(principal, 'configure');
-    return auth.workspace(principal, decode(ex.params[0]!));
-  };
+  const access = async (ex: Exchange): Promise<WorkspaceRow> => (await auth.configWorkspace(ex, decode(ex.params[0]!))).ws;
 
   ctx.router.add('get', `${base}/events/:eventId`, opts, async (ex) => {
     const ws = await access(ex);

@@ -22,9 +22,7 @@ export interface SigningKeysApiDeps {
  */
 export function registerSigningKeysApi(router: Router, deps: SigningKeysApiDeps): void {
   router.add('post', '/v1/tenants/:tenant/signing-keys', { maxBodyBytes: deps.maxBodyBytes }, async (ex) => {
-    const principal = await deps.auth.authenticate(ex);
-    deps.auth.require(principal, 'configure');
-    const ws = await deps.auth.workspace(principal, decode(ex.params[0]!));
+    const { ws } = await deps.auth.configWorkspace(ex, decode(ex.params[0]!));
     // No fields yet; an empty body or {} is the request, anything else is named.
     new FieldReader(await readJsonObject(ex), []).done();
     const key = await deps.signingKeys.create(ws.id);
@@ -33,8 +31,7 @@ export function registerSigningKeysApi(router: Router, deps: SigningKeysApiDeps)
   });
   // The active keys, newest first (the first signs outbound deliveries); secrets are never listed.
   router.add('get', '/v1/tenants/:tenant/signing-keys', { maxBodyBytes: 0 }, async (ex) => {
-    const principal = await deps.auth.authenticate(ex);
-    const ws = await deps.auth.workspace(principal, decode(ex.params[0]!));
+    const { ws } = await deps.auth.configWorkspace(ex, decode(ex.params[0]!));
     const keys = await deps.signingKeys.active(ws.id);
     ex.sendJson(200, { data: keys.map((k) => ({ keyId: k.keyId, createdAt: k.createdAt.toISOString() })) });
   });

@@ -206,3 +206,19 @@ t.test('a server without console configuration refuses bearer JWTs with 401', as
   t.equal(res.status, 401);
   t.equal(res.body.error.code, 'unauthorized');
 });
+
+t.test('the /v1 configuration API takes the same console sessions (contract §4)', async (t) => {
+  const ws = await wsId(T);
+  await memberships.grant(ws, 'v1-owner', 'Owner');
+  await memberships.grant(ws, 'v1-member', 'Member');
+  const as = (sub: string) => ({ authorization: `Bearer ${signHs256(claimsFor(sub, ISS, AUD), SECRET)}` });
+  const queue = `/v1/tenants/${T}/queues/console-made`;
+  t.equal((await call('PUT', queue, as('v1-owner'), { groupKeyRequired: true })).status, 201, 'an Owner configures');
+  t.equal((await call('GET', queue, as('v1-member'))).status, 200, 'a Member reads');
+  const denied = await call('PUT', queue, as('v1-member'), {});
+  t.equal(denied.status, 403, 'a Member cannot write');
+  t.equal(denied.body?.error?.code, 'missing_permission');
+  t.equal((await call('GET', queue, as('v1-stranger'))).status, 404, 'a non-member sees nothing');
+  const key = await call('POST', `/v1/tenants/${T}/keys`, as('v1-owner'), { profile: 'build' });
+  t.equal(key.status, 201, 'an Owner may create a build key');
+});

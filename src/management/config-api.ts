@@ -11,6 +11,7 @@ import { FieldReader, readJsonObject } from './json-body.js';
 import { queueSettingsView, readQueueSettings } from './queue-input.js';
 import type { QueueLookupRepo } from '../storage/queue-lookup-repo.js';
 import { checkRouteHeaders, checkTargetUrls, readTarget } from './target-input.js';
+import { decodePathSegment } from '../http/path-segment.js';
 
 export interface ConfigApiDeps {
   auth: ManagementAuth;
@@ -36,12 +37,12 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
   const base = '/v1/tenants/:tenant';
 
   const access = (exchange: Exchange): Promise<{ ws: WorkspaceRow; profile: KeyProfile }> =>
-    deps.auth.configWorkspace(exchange, decode(exchange.params[0]!));
+    deps.auth.configWorkspace(exchange, decodePathSegment(exchange.params[0]!));
   const changed = async (scope: string) => deps.bus.publish(scope);
 
   router.add('put', `${base}/queues/:name`, opts, async (ex) => {
     const { ws } = await access(ex);
-    const name = checkName(decode(ex.params[1]!), 'name');
+    const name = checkName(decodePathSegment(ex.params[1]!), 'name');
     const settings = readQueueSettings(await readJsonObject(ex));
     const result = await deps.topology.upsertQueue(ws.id, name, settings);
     if (result.changed) await changed('queue');
@@ -49,19 +50,19 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
   });
   router.add('get', `${base}/queues/:name`, opts, async (ex) => {
     const { ws } = await access(ex);
-    const row = await deps.topology.queueByName(ws.id, decode(ex.params[1]!));
+    const row = await deps.topology.queueByName(ws.id, decodePathSegment(ex.params[1]!));
     if (!row) throw new ServiceError('not_found', 'No such queue.');
     ex.sendJson(200, queueJson(ws, row));
   });
   router.add('del', `${base}/queues/:name`, opts, async (ex) => {
     const { ws } = await access(ex);
-    if (await deps.topology.deleteQueue(ws.id, decode(ex.params[1]!))) await changed('queue');
+    if (await deps.topology.deleteQueue(ws.id, decodePathSegment(ex.params[1]!))) await changed('queue');
     ex.send(204, '');
   });
 
   router.add('put', `${base}/targets/:name`, opts, async (ex) => {
     const { ws } = await access(ex);
-    const name = checkName(decode(ex.params[1]!), 'name');
+    const name = checkName(decodePathSegment(ex.params[1]!), 'name');
     const { url, settings } = readTarget(await readJsonObject(ex));
     await checkTargetUrls(deps.guard, url, settings);
     const existing = await deps.topology.targetByName(ws.id, name);
@@ -72,21 +73,21 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
   });
   router.add('get', `${base}/targets/:name`, opts, async (ex) => {
     const { ws } = await access(ex);
-    const row = await deps.topology.targetByName(ws.id, decode(ex.params[1]!));
+    const row = await deps.topology.targetByName(ws.id, decodePathSegment(ex.params[1]!));
     if (!row) throw new ServiceError('not_found', 'No such target.');
     ex.sendJson(200, targetJson(row, deps.defaultTimeoutMs));
   });
   router.add('del', `${base}/targets/:name`, opts, async (ex) => {
     const { ws } = await access(ex);
-    if (await deps.topology.deleteTarget(ws.id, decode(ex.params[1]!))) await changed('target');
+    if (await deps.topology.deleteTarget(ws.id, decodePathSegment(ex.params[1]!))) await changed('target');
     ex.send(204, '');
   });
 
   const routeEnds = async (ex: Exchange) => {
     const { ws } = await access(ex);
-    const queue = await deps.topology.queueByName(ws.id, decode(ex.params[1]!));
+    const queue = await deps.topology.queueByName(ws.id, decodePathSegment(ex.params[1]!));
     if (!queue) throw new ServiceError('not_found', 'No such queue.');
-    const target = await deps.topology.targetByName(ws.id, decode(ex.params[2]!));
+    const target = await deps.topology.targetByName(ws.id, decodePathSegment(ex.params[2]!));
     if (!target) throw new ServiceError('not_found', 'No such target.');
     return { queue, target };
   };
@@ -128,17 +129,6 @@ function sendUpserted(ex: Exchange, result: Pick<Upserted<unknown>, 'created' | 
   ex.send(result.created ? 201 : 200, JSON.stringify(json), { 'content-type': 'application/json', 'x-streamgate-change': change });
 }
 
-function decode(segment: string): string {
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(segment);
-  } catch {
-    throw new ServiceError('not_found', 'No such resource.');
-  }
-  // NUL and other controls name nothing (and Postgres cannot take NUL in text: a 500 otherwise).
-  if (/[\u0000-\u001f\u007f]/.test(decoded)) throw new ServiceError('not_found', 'No such resource.');
-  return decoded;
-}
 
 function checkName(name: string, field: string): string {
   if (!NAME.test(name)) {

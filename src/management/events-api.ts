@@ -8,6 +8,7 @@ import { DeliveryLogRepo, type EventView } from '../storage/delivery-log-repo.js
 import { RedeliveryRepo } from '../storage/redelivery-repo.js';
 import type { WorkspaceRow } from '../storage/topology-repo.js';
 import { FieldReader, readJsonObject } from './json-body.js';
+import { decodePathSegment } from '../http/path-segment.js';
 
 /** Events listed by one sandbox run answer, at most. */
 const RUN_LIMIT = 1000;
@@ -29,11 +30,11 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
   const opts = { maxBodyBytes: ctx.config.server.maxManagementBodyBytes };
   const base = '/v1/tenants/:tenant';
 
-  const access = async (ex: Exchange): Promise<WorkspaceRow> => (await auth.configWorkspace(ex, decode(ex.params[0]!))).ws;
+  const access = async (ex: Exchange): Promise<WorkspaceRow> => (await auth.configWorkspace(ex, decodePathSegment(ex.params[0]!))).ws;
 
   ctx.router.add('get', `${base}/events/:eventId`, opts, async (ex) => {
     const ws = await access(ex);
-    const event = await log.event(ws.id, decode(ex.params[1]!));
+    const event = await log.event(ws.id, decodePathSegment(ex.params[1]!));
     if (!event) throw new ServiceError('not_found', 'No such event (an event shows here once delivery has picked it up).');
     ex.sendJson(200, eventJson(ws, event));
   });
@@ -43,7 +44,7 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     const r = new FieldReader(await readJsonObject(ex), ['target']);
     const targetName = r.string('target', { max: 100 });
     r.done();
-    const event = await log.event(ws.id, decode(ex.params[1]!));
+    const event = await log.event(ws.id, decodePathSegment(ex.params[1]!));
     if (!event) throw new ServiceError('not_found', 'No such event.');
 
     // Only where the event was routed: a redelivery runs through routing again
@@ -71,7 +72,7 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
 
   ctx.router.add('get', `${base}/sandbox/runs/:runId`, opts, async (ex) => {
     const ws = await access(ex);
-    const runId = decode(ex.params[1]!);
+    const runId = decodePathSegment(ex.params[1]!);
     const events = await log.runEvents(ws.id, runId, RUN_LIMIT);
     if (events.length === 0) throw new ServiceError('not_found', 'No such sandbox run (a run shows here once delivery has picked up one of its events).');
     ex.sendJson(200, { runId, tenantPublicId: ws.publicId, events: events.map((e) => eventJson(ws, e)) });
@@ -98,10 +99,3 @@ function eventJson(ws: WorkspaceRow, e: EventView) {
   };
 }
 
-function decode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    throw new ServiceError('not_found', 'No such resource.');
-  }
-}

@@ -1,9 +1,9 @@
 import type { ManagementAuth } from '../auth/management-auth.js';
 import type { InvalidationBus } from '../cache/invalidation-bus.js';
-import { ServiceError } from '../errors.js';
 import type { Router } from '../http/router.js';
 import type { SigningKeyRepo } from '../storage/signing-key-repo.js';
 import { FieldReader, readJsonObject } from './json-body.js';
+import { decodePathSegment } from '../http/path-segment.js';
 
 export interface SigningKeysApiDeps {
   auth: ManagementAuth;
@@ -22,7 +22,7 @@ export interface SigningKeysApiDeps {
  */
 export function registerSigningKeysApi(router: Router, deps: SigningKeysApiDeps): void {
   router.add('post', '/v1/tenants/:tenant/signing-keys', { maxBodyBytes: deps.maxBodyBytes }, async (ex) => {
-    const { ws } = await deps.auth.configWorkspace(ex, decode(ex.params[0]!));
+    const { ws } = await deps.auth.configWorkspace(ex, decodePathSegment(ex.params[0]!, 'No such workspace.'));
     // No fields yet; an empty body or {} is the request, anything else is named.
     new FieldReader(await readJsonObject(ex), []).done();
     const key = await deps.signingKeys.create(ws.id);
@@ -31,20 +31,9 @@ export function registerSigningKeysApi(router: Router, deps: SigningKeysApiDeps)
   });
   // The active keys, newest first (the first signs outbound deliveries); secrets are never listed.
   router.add('get', '/v1/tenants/:tenant/signing-keys', { maxBodyBytes: 0 }, async (ex) => {
-    const { ws } = await deps.auth.configWorkspace(ex, decode(ex.params[0]!));
+    const { ws } = await deps.auth.configWorkspace(ex, decodePathSegment(ex.params[0]!, 'No such workspace.'));
     const keys = await deps.signingKeys.active(ws.id);
     ex.sendJson(200, { data: keys.map((k) => ({ keyId: k.keyId, createdAt: k.createdAt.toISOString() })) });
   });
 }
 
-function decode(segment: string): string {
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(segment);
-  } catch {
-    throw new ServiceError('not_found', 'No such workspace.');
-  }
-  // NUL and other controls name nothing (and Postgres cannot take NUL in text: a 500 otherwise).
-  if (/[\u0000-\u001f\u007f]/.test(decoded)) throw new ServiceError('not_found', 'No such workspace.');
-  return decoded;
-}

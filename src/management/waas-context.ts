@@ -10,6 +10,7 @@ import type { WaasCatalogRepo } from '../storage/waas-catalog-repo.js';
 import type { WaasIntegrationRepo } from '../storage/waas-integration-repo.js';
 import type { WaasPackageRepo } from '../storage/waas-package-repo.js';
 import { readJsonObject, type FieldReader } from './json-body.js';
+import { decodePathSegment } from '../http/path-segment.js';
 
 /** What the /waas/* handlers share. */
 export interface WaasDeps {
@@ -49,14 +50,7 @@ export async function published(deps: WaasDeps): Promise<void> {
 
 /** A decoded path parameter; one that cannot be decoded (or holds NUL) names nothing that exists. */
 export function param(ex: Exchange, index: number): string {
-  let value: string;
-  try {
-    value = decodeURIComponent(ex.params[index]!);
-  } catch {
-    throw new ServiceError('not_found', 'No such resource.');
-  }
-  if (value.includes('\u0000')) throw new ServiceError('not_found', 'No such resource.');
-  return value;
+  return decodePathSegment(ex.params[index]!);
 }
 
 /**

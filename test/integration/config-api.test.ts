@@ -67,6 +67,14 @@ t.test('targets resolving to internal addresses are refused at save', async (t) 
   t.same(ok.body.auth, { mode: 'bearer' }, 'secrets are never echoed');
 });
 
+t.test('path segments that name nothing are 404, never a 500', async (t) => {
+  for (const path of ['/queues/%00', '/targets/a%0Ab', '/events/%00', '/events/evt_x%00/redeliver', '/signing-keys'.replace('/signing-keys', '/queues/%E0%A4%A')]) {
+    const res = await api.manage(path.endsWith('redeliver') ? 'POST' : 'GET', api.tenantPath(path));
+    t.equal(res.status, 404, path);
+    t.equal(res.body?.error?.code, 'not_found', path);
+  }
+});
+
 t.test('routes need an existing queue and target', async (t) => {
   await api.manage('PUT', api.tenantPath('/queues/rq'), {});
   t.equal((await api.manage('PUT', api.tenantPath('/queues/rq/targets/missing'))).status, 404);

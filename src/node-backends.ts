@@ -56,19 +56,28 @@ export async function openBackends(config: Readonly<Config>, log: Logger): Promi
     : MemoryCacheStore.shared(config.redis.keyPrefix);
   closers.push(() => cache.close());
 
+  const closeAll = async () => {
+    for (const close of closers.reverse()) await close();
+  };
+
   const embedded = config.kafka.brokers.length === 0;
   if (!config.redis.url && !embedded) {
     log.warn('Kafka is configured but Redis is not: the in-process cache keeps this node from sharing nonces, idempotency keys and invalidations with others');
   }
-  const eventLog = embedded ? embeddedLog(config) : await kafkaLog(config, log);
+  let eventLog: EventLogBackend;
+  try {
+    eventLog = embedded ? embeddedLog(config) : await kafkaLog(config, log);
+  } catch (err) {
+    // Nothing may stay open when start fails: the caller has no handle to close.
+    await closeAll();
+    throw err;
+  }
   return {
     singleNode: embedded || !config.redis.url,
     databaseUrl: database.url,
     cache,
     eventLog,
-    close: async () => {
-      for (const close of closers.reverse()) await close();
-    },
+    close: closeAll,
   };
 }
 

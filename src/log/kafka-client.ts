@@ -21,21 +21,34 @@ export function createKafka(config: Readonly<Config>, log: Logger): Kafka {
   });
 }
 
-/** Creates the event topic when it does not exist (several nodes may race: that is fine). */
-export async function ensureTopic(kafka: Kafka, config: Readonly<Config>): Promise<void> {
+/**
+ * Creates the event topic when it does not exist (several nodes may race: that
+ * is fine) and waits until every partition has a leader. A broker that has just
+ * started answers metadata requests before it knows its topics
+ * (UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE): those are retried until
+ * `timeoutMs`, so a node started right after its broker does not fail.
+ */
+export async function ensureTopic(kafka: Kafka, config: Readonly<Config>, timeoutMs = 60_000): Promise<void> {
+  const { topic, partitions, replicationFactor } = config.kafka;
+  const deadline = Date.now() + timeoutMs;
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const existing = await admin.listTopics();
-    if (!existing.includes(config.kafka.topic)) {
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: [{
-          topic: config.kafka.topic,
-          numPartitions: config.kafka.partitions,
-          replicationFactor: config.kafka.replicationFactor,
-        }],
-      });
+    for (;;) {
+      try {
+        if (!(await admin.listTopics()).includes(topic)) {
+          await admin.createTopics({ waitForLeaders: false, topics: [{ topic, numPartitions: partitions, replicationFactor }] });
+        }
+        const meta = await admin.fetchTopicMetadata({ topics: [topic] });
+        const parts = meta.topics[0]?.partitions ?? [];
+        if (parts.length > 0 && parts.every((p) => p.leader >= 0)) return;
+      } catch (err) {
+        const e = err as { retriable?: boolean; type?: string };
+        const transient = e.retriable === true || e.type === 'TOPIC_ALREADY_EXISTS';
+        if (!transient || Date.now() > deadline) throw err;
+      }
+      if (Date.now() > deadline) throw new Error(`topic ${topic} has no leader for every partition after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 250));
     }
   } finally {
     await admin.disconnect();

@@ -11,10 +11,10 @@
  * not a space: it encodes as `%2B`, the same on both sides.
  */
 export function canonicalQuery(raw: string): string {
-  const query = raw.startsWith('?') ? raw.slice(1) : raw;
-  if (query === '') return '';
+  // `raw` is the query without its leading "?" (a further "?" is data).
+  if (raw === '') return '';
   const pairs: Array<[string, string]> = [];
-  for (const part of query.split('&')) {
+  for (const part of raw.split('&')) {
     if (part === '') continue;
     const eq = part.indexOf('=');
     const name = eq === -1 ? part : part.slice(0, eq);

@@ -4,7 +4,7 @@ import { canonicalQuery, v1Canonical, v2Canonical } from '../../../src/delivery/
 t.test('QUERY: RFC 3986 encoding, sorted by name then value (contract §3)', async (t) => {
   const cases: Array<[string, string, string]> = [
     ['', '', 'no query'],
-    ['?', '', 'a lone "?"'],
+    ['a=?', 'a=%3F', 'a "?" inside the query is data (callers drop only the leading one)'],
     ['b=2&a=1', 'a=1&b=2', 'sorted by name'],
     ['a=2&a=10&a=1', 'a=1&a=10&a=2', 'then by value, as text'],
     ['q=hello%20world', 'q=hello%20world', 'already encoded stays encoded'],

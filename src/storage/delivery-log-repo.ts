@@ -64,19 +64,8 @@ export interface DeliveryView {
   updatedAt: Date | null;
 }
 
-interface EventRowDb {
-  eventId: string;
-  queueName: string;
-  eventType: string | null;
-  groupKey: string | null;
-  partitionKey: string | null;
-  idempotencyKey: string | null;
-  receivedAt: Date;
-  runId: string | null;
-  logPartition: number;
-  logOffset: string;
-  targetIds: string[];
-}
+/** A row as Postgres returns it: the offset as text (bigint), targets as ids. */
+type EventRowDb = Omit<EventView, 'logOffset' | 'deliveries'> & { logOffset: string; targetIds: string[] };
 
 /**
  * The attempt log: what delivery saw and did, for GET …/events/{id}, sandbox

@@ -12,7 +12,8 @@
  *
  * Options (argv or env): --events (BENCH_EVENTS, 200000), --keys (1000),
  * --delay (BENCH_RECEIVER_DELAY_MS, 0: receiver answers at once), --observe
- * (seconds to watch at most, 120), --body (bytes, 1024).
+ * (seconds to watch at most, 120), --body (bytes, 1024); BENCH_PROFILE=1
+ * runs the delivery node under --cpu-prof (see bench/lib/profile-summary.mjs).
  * Results: console and bench/results-backlog.md (appended per run).
  */
 import { randomBytes } from 'node:crypto';
@@ -44,6 +45,7 @@ const KEYS = opt('keys', 'BENCH_KEYS', 1000);
 const DELAY = opt('delay', 'BENCH_RECEIVER_DELAY_MS', 0);
 const OBSERVE_S = opt('observe', 'BENCH_OBSERVE', 120);
 const BODY = opt('body', 'BENCH_BODY_BYTES', 1024);
+const PROFILE = process.env.BENCH_PROFILE === '1';
 
 const cleanups = [];
 async function cleanup() {
@@ -119,8 +121,10 @@ async function main() {
   say(`${total} events in ${topic}; receiver delay ${DELAY} ms`);
 
   const started = performance.now();
-  // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the delivery node.
+  // BENCH_PROFILE=1: --cpu-prof into the run's work dir (summarise with bench/lib/profile-summary.mjs);
+  // BENCH_NODE_ARGS for any other node flag.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  if (PROFILE) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${workDir}`);
   const node = await startStreamgate({ name: 'delivery', env, port: await freePort(), roles: ['delivery'], logFile: join(workDir, 'delivery.log'), nodeArgs });
   await sleep(1_000); // let the node open its database connections
   const pgPids = Object.fromEntries(postgresBackends(db.name).map((pid, i) => [`pg${i}`, pid]));
@@ -153,6 +157,7 @@ async function main() {
     `- first delivery ${first ? first.t.toFixed(1) : '–'} s after spawn`,
     `- RSS of the delivery process: max ${Math.max(...rss)} MB, median ${median(rss)} MB, at the end ${rss.at(-1)} MB`,
     `- CPU, % of one core: ${Object.entries(cpu).map(([k, v]) => `${k} ${v ?? '?'} %`).join(', ')}`,
+    ...(PROFILE ? [`- profiled with --cpu-prof (slower than unprofiled): \`node bench/lib/profile-summary.mjs ${workDir}\``] : []),
     `- RSS over time (s: MB): ${samples.filter((_, i) => i % Math.max(1, Math.floor(samples.length / 12)) === 0).map((s) => `${s.t.toFixed(0)}: ${s.rss}`).join(', ')}`,
     '',
   ].join('\n');

@@ -1,13 +1,13 @@
 /**
  * `node bench/ingress-modes.mjs` (needs `npm run build` once): ingress
- * throughput by auth mode and validation engine, with `--roles ingress` so
+ * throughput by auth mode, validation engine and header guard, with `--roles ingress` so
  * nothing else competes for the CPU.
  *
  *   baselines   autocannon ──► bare-server.mjs, once with the API-key requests,
  *               once with the signed-request generator (it signs every request,
  *               which costs the load generator CPU: each streamgate figure is
  *               compared with the baseline made by the same generator)
- *   per engine  (ingress.validation = inline, then pool) a fresh
+ *   per variant (ingress.validation = inline or pool, server.headerGuard on or off) a fresh
  *               `streamgate start --roles ingress` node:
  *                 api-key  autocannon ──► POST /events/<ten>/bench-api
  *                 signed   autocannon ──► POST /events/<ten>/bench-signed
@@ -68,13 +68,16 @@ async function main() {
   if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `npm run build` first');
   const options = readOptions();
   const engines = list(process.env.BENCH_ENGINES, ['inline', 'pool']);
+  // BENCH_GUARD=on,off: server.headerGuard (the relay in front of uWS; default on).
+  const guards = list(process.env.BENCH_GUARD, ['on', 'off']);
+  const variants = engines.flatMap((engine) => guards.map((guard) => ({ engine, guard, name: `${engine}-guard-${guard}` })));
   const auths = list(process.env.BENCH_AUTH, ['api-key', 'signed']);
   const profile = process.env.BENCH_PROFILE === '1';
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const workDir = await mkdtemp(join(tmpdir(), 'sg-bench-ingress-'));
   const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
   const topic = `sg-bench-${runId}`;
-  say(`run ${runId}; engines ${engines.join(', ')}; auth ${auths.join(', ')}; logs in ${workDir}`);
+  say(`run ${runId}; engines ${engines.join(', ')}; guard ${guards.join(', ')}; auth ${auths.join(', ')}; logs in ${workDir}`);
 
   const db = await createBenchDatabase(runId);
   cleanups.push(() => dropBenchDatabase(db.name));
@@ -82,10 +85,11 @@ async function main() {
   cleanups.push(async () => {
     for (const problem of await kafka.cleanup(topic, [])) say(`cleanup: ${problem}`);
   });
-  const configFile = (engine) => join(workDir, `streamgate-${engine}.yaml`);
-  for (const engine of ['inline', 'pool']) {
+  const configFile = (name) => join(workDir, `streamgate-${name}.yaml`);
+  for (const { engine, guard, name } of [...variants, { engine: 'inline', guard: 'on', name: 'setup' }]) {
     // BENCH_SG_YAML: extra top-level YAML for the ingress nodes (e.g. kafka producer knobs), for A/B runs.
-    await writeFile(configFile(engine), `redis:\n  keyPrefix: "sgbench-${runId}:"\ningress:\n  validation: ${engine}\n${process.env.BENCH_SG_YAML ?? ''}\n`);
+    const yaml = `redis:\n  keyPrefix: "sgbench-${runId}:"\ningress:\n  validation: ${engine}\nserver:\n  headerGuard: ${guard === 'on'}\n`;
+    await writeFile(configFile(name), `${yaml}${process.env.BENCH_SG_YAML ?? ''}\n`);
   }
   const env = (engine) => ({
     ...process.env,
@@ -97,10 +101,10 @@ async function main() {
     STREAMGATE_KAFKA_GROUP: `sg-bench-${runId}`,
     STREAMGATE_CONFIG: configFile(engine),
   });
-  const creds = await bootstrapTenant(env('inline'));
+  const creds = await bootstrapTenant(env('setup'));
 
   // ---- configuration, through the API of a management-only node ---------------
-  const mgmt = await startStreamgate({ name: 'management', env: env('inline'), port: await freePort(), roles: ['management'], logFile: join(workDir, 'management.log') });
+  const mgmt = await startStreamgate({ name: 'management', env: env('setup'), port: await freePort(), roles: ['management'], logFile: join(workDir, 'management.log') });
   const manage = async (method, path, body) => {
     const res = await fetch(`${mgmt.base}/v1/tenants/${creds.tenantPublicId}${path}`, {
       method,
@@ -140,33 +144,33 @@ async function main() {
   }
   await stopChild(bare);
 
-  // ---- streamgate, one fresh ingress-only node per engine ------------------------
+  // ---- streamgate, one fresh ingress-only node per variant -----------------------
   const rows = [];
-  for (const engine of engines) {
+  for (const { engine, guard, name } of variants) {
     const sg = await startStreamgate({
-      name: `ingress-${engine}`,
-      env: env(engine),
+      name: `ingress-${name}`,
+      env: env(name),
       port: await freePort(),
       roles: ['ingress'],
-      logFile: join(workDir, `ingress-${engine}.log`),
+      logFile: join(workDir, `ingress-${name}.log`),
       nodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${workDir}`] : [],
     });
     const port = new URL(sg.base).port;
     for (const auth of auths) {
-      say(`streamgate, validation ${engine}, ${auth}`);
+      say(`streamgate, validation ${engine}, guard ${guard}, ${auth}`);
       if (options.warmup) await load(port, requestSets[auth], options.warmup);
       const before = await kafka.countEvents(topic);
       const meter = startCpuMeter({ streamgate: sg.child.pid, autocannon: process.pid, kafka: kafkaPid });
       const result = await load(port, requestSets[auth], options.duration);
       result.cpu = meter();
       result.written = (await kafka.countEvents(topic)) - before;
-      rows.push({ engine, auth, result, baseline: baselines[auth] });
+      rows.push({ engine, guard, auth, result, baseline: baselines[auth] });
       say(`   ${Math.round(result.acceptedPerS)} ev/s (${pct(result.acceptedPerS / baselines[auth].acceptedPerS)} of baseline), p99 ${result.p99} ms, non-2xx ${result.non2xx}`);
     }
     const stopped = await stopChild(sg.child, 30_000);
-    if (stopped.killed) say(`ingress-${engine} did not stop within 30 s`);
+    if (stopped.killed) say(`ingress-${name} did not stop within 30 s`);
     const problems = sg.logs.problems();
-    if (problems.length) say(`ingress-${engine} logged ${problems.map((p) => `${p.count}× ${p.key}`).join('; ')}`);
+    if (problems.length) say(`ingress-${name} logged ${problems.map((p) => `${p.count}× ${p.key}`).join('; ')}`);
   }
 
   const text = report({ options, engines, auths, baselines, rows, profile, workDir });
@@ -189,30 +193,30 @@ function table(head, rows) {
 
 function report({ options: o, auths, baselines, rows, profile, workDir }) {
   const out = [];
-  out.push('# streamgate ingress by auth mode and validation engine');
+  out.push('# streamgate ingress by auth mode, validation engine and header guard');
   out.push('');
   out.push(`- date: ${new Date().toISOString()}`);
   out.push(`- node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}); load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' / ')} (1/5/15 min: other work on the machine skews every figure)`);
   out.push(`- ${o.duration} s per phase (+${o.warmup} s warm-up), ${o.connections} connections, pipelining ${o.pipelining}, body ${o.bodyBytes} B JSON, ${o.keys} partition keys`);
-  out.push('- streamgate: `streamgate start --roles ingress` (no delivery, no management), one fresh node per engine, Kafka acks=all');
+  out.push('- streamgate: `streamgate start --roles ingress` (no delivery, no management), one fresh node per variant, Kafka acks=all; guard = server.headerGuard (the relay thread in front of uWS)');
   out.push('- baseline: bare uWebSockets.js answering 202 at once, loaded by the same request generator (the signed generator signs every request)');
   if (profile) out.push(`- profiled with --cpu-prof: profiles in ${workDir}`);
   out.push('');
   out.push(table(
-    ['phase', 'accepted ev/s', 'vs baseline', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'records written', 'server CPU µs/event', 'CPU'],
+    ['phase', 'accepted ev/s', 'vs baseline', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', '2xx in (s) / records written', 'server CPU µs/event', 'CPU'],
     [
       ...auths.map((auth) => ['baseline, ' + auth + ' requests', int(baselines[auth].acceptedPerS), '100 %', ms(baselines[auth].p50), ms(baselines[auth].p99), ms(baselines[auth].max), int(baselines[auth].non2xx), int(baselines[auth].errors), '–', perEvent(baselines[auth], 'server'), cpuText(baselines[auth].cpu)]),
-      ...rows.map(({ engine, auth, result, baseline }) => [
-        `${auth}, validation ${engine}`,
+      ...rows.map(({ engine, guard, auth, result, baseline }) => [
+        `${auth}, validation ${engine}, guard ${guard}`,
         int(result.acceptedPerS),
         pct(result.acceptedPerS / baseline.acceptedPerS),
-        ms(result.p50), ms(result.p99), ms(result.max), int(result.non2xx), int(result.errors), int(result.written), perEvent(result, 'streamgate'), cpuText(result.cpu),
+        ms(result.p50), ms(result.p99), ms(result.max), int(result.non2xx), int(result.errors), `${int(result.accepted)} in ${result.durationS.toFixed(1)} / ${int(result.written)}`, perEvent(result, 'streamgate'), cpuText(result.cpu),
       ]),
     ],
   ));
   out.push('');
   out.push('- accepted = 2xx answers; latency percentiles over 2xx only (autocannon, 1 ms resolution).');
-  out.push('- records written = growth of the Kafka topic during the phase: at least the 2xx count (requests in flight at the deadline are still acked).');
+  out.push('- 2xx in (s) / records written: the 2xx answers and the seconds autocannon measured them over (accepted ev/s = their quotient), then the growth of the Kafka topic during the phase: at least the 2xx count (requests in flight at the deadline are still acked), more only if the producer duplicated records.');
   out.push('- CPU = % of one core per process over the phase; on 2 cores, autocannon near 100 % means the load generator is the limit.');
   out.push('- server CPU µs/event = CPU time of the server process / accepted events: what one event costs, less sensitive than ev/s to other work on the machine.');
   return `${out.join('\n')}\n`;

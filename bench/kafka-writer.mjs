@@ -1,11 +1,15 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { KafkaWriter } from '../dist/log/kafka-writer.js';
+import { createLogger } from '../dist/observability/logger.js';
 const kafka = new Kafka({ clientId: 'kw', brokers: ['127.0.0.1:9092'], logLevel: logLevel.NOTHING });
 const topic = 'sg-kw-' + Date.now();
 const admin = kafka.admin(); await admin.connect();
 await admin.createTopics({ topics: [{ topic, numPartitions: 12, replicationFactor: 1 }], waitForLeaders: true });
 const linger = Number(process.argv[2] ?? 2), conns = Number(process.argv[3] ?? 50), inflight = Number(process.argv[4] ?? 4);
-const w = new KafkaWriter(kafka, { topic, producer: { lingerMs: linger, maxBatch: 2000, maxInFlight: inflight } });
+const w = new KafkaWriter(
+  { brokers: ['127.0.0.1:9092'], clientId: 'kw', topic, producer: { lingerMs: linger, maxBatch: 2000, maxInFlight: inflight, retryMs: 30000, requestTimeoutMs: 30000, connectTimeoutMs: 5000, maxBatchBytes: 900000 } },
+  createLogger('warn'),
+);
 await w.connect();
 const body = Buffer.alloc(1024, 'x');
 let n = 0; const lat = [];

@@ -55,7 +55,8 @@ async function start(args: string[]): Promise<number> {
   const node = await startNode(config, log);
   // Printed, not logged: the first-run keys must not end up in log storage.
   if (node.firstRun) process.stdout.write(firstRunMessage(node.firstRun, node.port));
-  else process.stdout.write(`streamgate: serving on port ${node.port}. Keys are shown once at creation; list them with \`streamgate admin keys\`.\n`);
+  // On stderr: stdout carries only the JSON log lines, which log shippers parse.
+  else process.stderr.write(`streamgate: serving on port ${node.port}. Keys are shown once at creation; list them with \`streamgate admin keys\`.\n`);
   await new Promise<void>((resolve) => {
     const onSignal = (signal: string) => {
       log.info({ signal }, 'draining');

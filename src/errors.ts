@@ -27,6 +27,8 @@ export const errorCatalog = {
   sandbox_query_not_allowed: spec(400, 'Sandbox query parameters are only allowed on the sandbox route.'),
   invalid_body: spec(400, 'The request body could not be read as the queue requires.'),
   invalid_header: spec(400, 'A request header is malformed.'),
+  bad_request: spec(400, 'The request is not valid HTTP/1.1.'),
+  header_too_large: spec(431, 'The request head is too large.'),
   missing_api_key: spec(401, 'This queue requires an API key in the X-Api-Key header.'),
   invalid_api_key: spec(401, 'The API key is not valid.'),
   invalid_signature: spec(401, 'The request signature is not valid.'),

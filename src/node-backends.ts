@@ -108,7 +108,7 @@ async function kafkaLog(config: Readonly<Config>, log: Logger): Promise<EventLog
     kind: 'kafka',
     kafka,
     openWriter: async () => {
-      const writer = new KafkaWriter(kafka, config.kafka);
+      const writer = new KafkaWriter(config.kafka, log);
       await writer.connect();
       return writer;
     },

@@ -9,6 +9,7 @@ import { InvalidationBus } from './cache/invalidation-bus.js';
 import { openBackends } from './node-backends.js';
 import { KeyAuthenticator } from './auth/key-authenticator.js';
 import { Router, type RouteInfo } from './http/router.js';
+import { listenPublic } from './http/listen.js';
 import { RouteTable } from './routing/route-table.js';
 import { SsrfGuard } from './delivery/ssrf-guard.js';
 import { subscribeLogging } from './observability/log-subscriber.js';
@@ -92,7 +93,7 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
       bus,
       eventLog: backends.eventLog,
       singleNode: backends.singleNode,
-      router: new Router(app, log),
+      router: new Router(app, log, config.server.headerGuard),
       topology,
       keys: new KeyAuthenticator(new KeyRepo(sql), config.ingress.cacheTtlMs),
       routes: new RouteTable(topology, config.ingress.cacheTtlMs, config.delivery.timeoutMs, {
@@ -138,18 +139,15 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
     if (withSink && config.roles.includes('management')) registerDevSink(ctx.router, config.server.maxManagementBodyBytes);
     ctx.router.fallback(config.server.maxManagementBodyBytes);
 
-    const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
-      app.listen(config.server.host, config.server.port, (token) =>
-        token ? resolve(token) : reject(new Error(`cannot listen on ${config.server.host}:${config.server.port}`)),
-      );
-    });
+    const listener = await listenPublic(app, config.server, log);
+    closers.push(() => listener.destroyConnections());
     let listening = true;
     const stopListening = () => {
-      if (listening) uWS.us_listen_socket_close(listenSocket);
+      if (listening) listener.close();
       listening = false;
     };
     closers.push(stopListening);
-    const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
+    const port = listener.port;
 
     const firstRun = config.roles.includes('management') ? await firstRunBootstrap(sql, port, withSink) : null;
     if (config.roles.includes('delivery')) handles.push(await ROLE_STARTERS.delivery(ctx));

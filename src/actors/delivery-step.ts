@@ -1,6 +1,7 @@
 import type { Deliverer } from '../delivery/deliverer.js';
 import type { FailureStreaks } from '../delivery/failure-streaks.js';
 import type { AttemptLog } from '../delivery/attempt-log.js';
+import { isoAt } from '../delivery/iso-time.js';
 import { compressed, nextAttemptAt } from '../delivery/retry-schedule.js';
 import { attemptChannel, type AttemptMessage } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
@@ -53,9 +54,8 @@ export class DeliveryStep {
     const fresh = job.attempts === 0 && job.routed !== null && !((this.disabledAt.get(job.targetId) ?? -1) >= job.routedAt);
     const target = fresh ? job.routed : await this.currentTarget(job, signal);
     job.routed = null;
-    const base = { eventId: record.id, targetId: job.targetId, stream: this.deps.stream, partition, offset: job.seq };
     if (!target || target.disabled) {
-      this.deps.attemptLog.delivery({ ...base, status: 'blocked' });
+      this.deps.attemptLog.delivery({ eventId: record.id, targetId: job.targetId, stream: this.deps.stream, partition, offset: job.seq, status: 'blocked' });
       return { kind: 'done', status: 'blocked' };
     }
 
@@ -105,9 +105,18 @@ export class DeliveryStep {
         await this.disable(target, `the receiver answered 410 Gone to event ${record.id} at ${new Date(report.at).toISOString()}`);
       }
     }
-    const entry: AttemptEntry = { at: new Date(report.at).toISOString(), status, durationMs: result.durationMs, error };
+    const entry: AttemptEntry = { at: isoAt(report.at), status, durationMs: result.durationMs, error };
     if (report.simulated) entry.simulated = true;
-    this.deps.attemptLog.delivery({ ...base, status: verdict.kind === 'retry' ? 'retrying' : verdict.status, attempt: entry });
+    // Spelled out rather than spread from a shared base: this runs once per attempt.
+    this.deps.attemptLog.delivery({
+      eventId: record.id,
+      targetId: job.targetId,
+      stream: this.deps.stream,
+      partition,
+      offset: job.seq,
+      status: verdict.kind === 'retry' ? 'retrying' : verdict.status,
+      attempt: entry,
+    });
     return verdict;
   }
 

@@ -155,7 +155,8 @@ export class PartitionActor implements PartitionHandler {
       runId: record.sandbox?.runId ?? null,
       targetIds: targets.map((t) => t.id),
     });
-    const todo = targets.filter((t) => !done.has(`${entry.offset}|${t.id}`));
+    // `done` is empty but for the first batches after an assignment: skip building keys then.
+    const todo = done.size === 0 ? targets : targets.filter((t) => !done.has(`${entry.offset}|${t.id}`));
     if (todo.length === 0) {
       this.finish(entry.offset);
       return;

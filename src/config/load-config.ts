@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { schema, type Config } from './schema.js';
-import { validateAgainst } from './validate.js';
+import { crossCheck, validateAgainst } from './validate.js';
 
 /** Raised when configuration is invalid; the CLI prints it and exits 1. */
 export class ConfigError extends Error {
@@ -27,6 +27,7 @@ export function loadConfig(env: Env = process.env, overrides: Plain = {}): Reado
   merged = deepMerge(merged, fromEnv(env));
   merged = deepMerge(merged, overrides);
   const problems = validateAgainst(schema, merged);
+  if (problems.length === 0) problems.push(...crossCheck(merged as unknown as Config));
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(merged) as unknown as Readonly<Config>;
 }

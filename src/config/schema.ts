@@ -16,6 +16,7 @@ export interface Config {
     maxBodyBytes: number;
     maxManagementBodyBytes: number;
     drainTimeoutMs: number;
+    headerGuard: boolean;
   };
   database: { url: string; embeddedPort: number; maxConnections: number };
   redis: { url: string; keyPrefix: string };
@@ -28,7 +29,15 @@ export interface Config {
     groupId: string;
     sessionTimeoutMs: number;
     heartbeatIntervalMs: number;
-    producer: { lingerMs: number; maxBatch: number; maxInFlight: number };
+    producer: {
+      lingerMs: number;
+      maxBatch: number;
+      maxInFlight: number;
+      retryMs: number;
+      requestTimeoutMs: number;
+      connectTimeoutMs: number;
+      maxBatchBytes: number;
+    };
   };
   embeddedLog: { partitions: number; retentionHours: number; batchSize: number; pollMs: number };
   ingress: {
@@ -103,6 +112,7 @@ export const schema: SchemaNode = obj({
     maxBodyBytes: int(1, 64 * 1024 * 1024),
     maxManagementBodyBytes: int(1024, 16 * 1024 * 1024),
     drainTimeoutMs: int(0, 600_000),
+    headerGuard: { kind: 'boolean' },
   }),
   database: obj({ url: str(/^(postgres(ql)?:\/\/.*)?$/), embeddedPort: int(1, 65535), maxConnections: int(1, 500) }),
   redis: obj({ url: str(/^(rediss?:\/\/.*)?$/), keyPrefix: str() }),
@@ -115,7 +125,16 @@ export const schema: SchemaNode = obj({
     groupId: str(/^[\w.-]+$/),
     sessionTimeoutMs: int(6_000, 300_000),
     heartbeatIntervalMs: int(100, 60_000),
-    producer: obj({ lingerMs: int(0, 1000), maxBatch: int(1, 100_000), maxInFlight: int(1, 64) }),
+    producer: obj({
+      lingerMs: int(0, 1000),
+      maxBatch: int(1, 100_000),
+      maxInFlight: int(1, 64),
+      retryMs: int(0, 600_000),
+      requestTimeoutMs: int(100, 600_000),
+      connectTimeoutMs: int(100, 60_000),
+      // The broker refuses a batch over its message.max.bytes (1 MiB by default).
+      maxBatchBytes: int(1024, 64 * 1024 * 1024),
+    }),
   }),
   embeddedLog: obj({ partitions: int(1, 1024), retentionHours: int(1, 100_000), batchSize: int(1, 100_000), pollMs: int(1, 10_000) }),
   ingress: obj({

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { SchemaNode } from './schema.js';
+import type { Config, SchemaNode } from './schema.js';
 
 /** Checks `value` against `node`; returns one message per bad path (empty when valid). */
 export function validateAgainst(node: SchemaNode, value: unknown, path = ''): string[] {
@@ -48,4 +48,23 @@ export function validateAgainst(node: SchemaNode, value: unknown, path = ''): st
 
 function join(path: string, key: string): string {
   return path ? `${path}.${key}` : key;
+}
+
+/**
+ * Rules between settings, which the per-key schema cannot express; run once
+ * the schema passed. One message per broken rule, naming the setting to change.
+ */
+export function crossCheck(config: Config): string[] {
+  const problems: string[] = [];
+  const { retryMs, requestTimeoutMs } = config.kafka.producer;
+  // An Idempotency-Key reservation must outlive the append it guards: if it
+  // expired while the producer still retried, a duplicate request could claim
+  // the key and append the event a second time.
+  const longestAppend = retryMs + requestTimeoutMs;
+  if (config.kafka.brokers.length > 0 && config.ingress.idempotencyPendingTtlMs <= longestAppend) {
+    problems.push(
+      `ingress.idempotencyPendingTtlMs: must exceed the longest Kafka append, kafka.producer.retryMs + kafka.producer.requestTimeoutMs = ${longestAppend} ms`,
+    );
+  }
+  return problems;
 }

@@ -48,8 +48,16 @@ export class AttemptLog {
       prev.status = update.status;
       if (update.attempt) prev.attempts.push(update.attempt);
     } else {
-      const { attempt, ...rest } = update;
-      this.deliveries.set(key, { ...rest, attempts: attempt ? [attempt] : [] });
+      // Field by field rather than rest/spread: once per delivery, on the hot path.
+      this.deliveries.set(key, {
+        eventId: update.eventId,
+        targetId: update.targetId,
+        status: update.status,
+        attempts: update.attempt ? [update.attempt] : [],
+        stream: update.stream,
+        partition: update.partition,
+        offset: update.offset,
+      });
     }
     this.schedule();
   }

@@ -1,11 +1,13 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
+import { urlToHttpOptions } from 'node:url';
 import { OriginSlots } from './origin-slots.js';
 import type { SsrfGuard } from './ssrf-guard.js';
 
 export interface DispatchRequest {
   url: URL;
+  /** Made for this one request: the dispatcher adds content-length to it rather than copy it. */
   headers: Record<string, string>;
   body: Buffer;
   timeoutMs: number;
@@ -17,6 +19,35 @@ export type DispatchResult =
   | { kind: 'error'; error: string; code: string; durationMs: number };
 
 /**
+ * What node:http would derive from a target's URL on every request (its
+ * origin, the options urlToHttpOptions makes, the address literal if any),
+ * derived once: a target's URL object lives as long as the route cache.
+ */
+interface UrlParts {
+  origin: string;
+  /** The host when it is an IP literal (brackets stripped), else null: node:http skips the lookup for it. */
+  literal: string | null;
+  isHttps: boolean;
+  /** What node:http reads of urlToHttpOptions(url); hash, search, pathname and href it never reads. */
+  options: Pick<ReturnType<typeof urlToHttpOptions>, 'protocol' | 'hostname' | 'path' | 'port' | 'auth'>;
+}
+const urlParts = new WeakMap<URL, UrlParts>();
+function partsOf(url: URL): UrlParts {
+  let parts = urlParts.get(url);
+  if (parts === undefined) {
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const all = urlToHttpOptions(url);
+    // Fewer keys: node:http and its agent copy the options object three times per request.
+    const options: UrlParts['options'] = { protocol: all.protocol, hostname: all.hostname, path: all.path };
+    if (all.port !== undefined) options.port = all.port;
+    if (all.auth !== undefined) options.auth = all.auth;
+    parts = { origin: url.origin, literal: isIP(host) ? host : null, isHttps: url.protocol === 'https:', options };
+    urlParts.set(url, parts);
+  }
+  return parts;
+}
+
+/**
  * Sends one HTTP POST. Keep-alive agents per scheme, at most
  * `maxSocketsPerOrigin` requests in flight per origin (the rest queue before
  * their deadline starts); the SSRF guard resolves the host and refuses
@@ -24,17 +55,6 @@ export type DispatchResult =
  * body; redirects are never followed (node:http does not), and at most
  * `maxResponseBytes` of the response are read: past that the connection is cut.
  */
-/** URL.origin builds a new string on every read; a target's URL object lives long. */
-const origins = new WeakMap<URL, string>();
-function originOf(url: URL): string {
-  let origin = origins.get(url);
-  if (origin === undefined) {
-    origin = url.origin;
-    origins.set(url, origin);
-  }
-  return origin;
-}
-
 export class HttpDispatcher {
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
@@ -52,21 +72,20 @@ export class HttpDispatcher {
   }
 
   async send(req: DispatchRequest): Promise<DispatchResult> {
+    const parts = partsOf(req.url);
     // node:http does not call the agent's lookup for an address literal: judge it here.
-    const host = req.url.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host) && !this.guard.isAllowed(host)) {
-      return { kind: 'error', code: 'ESSRF', error: `refused address ${host}`, durationMs: 0 };
+    if (parts.literal !== null && !this.guard.isAllowed(parts.literal)) {
+      return { kind: 'error', code: 'ESSRF', error: `refused address ${parts.literal}`, durationMs: 0 };
     }
-    const origin = originOf(req.url);
-    const release = this.slots.tryAcquire(origin) ?? (await this.slots.acquire(origin));
+    const release = this.slots.tryAcquire(parts.origin) ?? (await this.slots.acquire(parts.origin));
     try {
-      return await this.sendNow(req);
+      return await this.sendNow(req, parts);
     } finally {
       release();
     }
   }
 
-  private sendNow(req: DispatchRequest): Promise<DispatchResult> {
+  private sendNow(req: DispatchRequest, parts: UrlParts): Promise<DispatchResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     return new Promise<DispatchResult>((resolve) => {
@@ -78,13 +97,17 @@ export class HttpDispatcher {
         clearTimeout(deadline);
         resolve(result);
       };
-      const isHttps = req.url.protocol === 'https:';
+      const { isHttps } = parts;
       let outgoing: http.ClientRequest;
       try {
-        outgoing = (isHttps ? https : http).request(req.url, {
+        const headers = req.headers;
+        headers['content-length'] = String(req.body.length);
+        // What request(url, {…}) would build (urlToHttpOptions, then ours on top), minus the per-request URL work.
+        outgoing = (isHttps ? https : http).request({
+          ...parts.options,
           method: 'POST',
           agent: isHttps ? this.httpsAgent : this.httpAgent,
-          headers: { ...req.headers, 'content-length': String(req.body.length) },
+          headers,
         });
       } catch (err) {
         // e.g. a header value node:http refuses: the request never left.

@@ -1,6 +1,7 @@
-import { STATUS_CODES } from 'node:http';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { errorEnvelope, ServiceError } from '../errors.js';
+import { decodeRawValue, MALFORMED_MARK, RAW_HEADERS_MARK } from './request-sanitizer.js';
+import { statusLine } from './status-line.js';
 
 /**
  * One HTTP exchange over uWebSockets.js, captured so handlers can be async.
@@ -19,31 +20,32 @@ export interface Exchange {
   readonly headers: Readonly<Record<string, string>>;
   readonly params: readonly string[];
   readonly remoteAddress: string;
+  /** Behind the header guard: why a header line could not be passed on (the router answers 400). */
+  readonly malformedHeader: string | null;
   body: Promise<Buffer>;
   aborted: boolean;
   answered: boolean;
   send(status: number, body: string | Buffer, headers?: Record<string, string>, closeConnection?: boolean): void;
   sendJson(status: number, value: unknown): void;
-  sendError(err: ServiceError, extraHeaders?: Record<string, string>): void;
+  /** Closes the connection after the answer when `closeConnection` (by default only for payload_too_large). */
+  sendError(err: ServiceError, extraHeaders?: Record<string, string>, closeConnection?: boolean): void;
 }
 
-const statusLines = new Map<number, string>();
-export function statusLine(status: number): string {
-  let line = statusLines.get(status);
-  if (!line) {
-    line = `${status} ${STATUS_CODES[status] ?? 'Status'}`;
-    statusLines.set(status, line);
-  }
-  return line;
-}
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
-export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: number, maxBodyBytes: number): Exchange {
+/**
+ * `guarded`: the request came through the header guard (src/http/header-guard.ts),
+ * so its marker headers are trusted and the client address is the one the
+ * guard's PROXY header named.
+ */
+export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: number, maxBodyBytes: number, guarded = false): Exchange {
   const headers: Record<string, string> = {};
   req.forEach((name, value) => {
     headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
   });
+  let malformedHeader: string | null = null;
+  if (guarded) malformedHeader = unwrapGuardMarks(headers);
   const params: string[] = [];
   for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
   const method = req.getCaseSensitiveMethod().toUpperCase();
@@ -60,13 +62,14 @@ export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: n
     get remoteAddress(): string {
       if (remote === null) {
         try {
-          remote = Buffer.from(res.getRemoteAddressAsText()).toString();
+          remote = Buffer.from(guarded ? res.getProxiedRemoteAddressAsText() : res.getRemoteAddressAsText()).toString();
         } catch {
           remote = ''; // the response is gone (aborted): nobody will be answered
         }
       }
       return remote;
     },
+    malformedHeader,
     body: Promise.resolve(Buffer.alloc(0)),
     aborted: false,
     answered: false,
@@ -82,10 +85,9 @@ export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: n
     sendJson(status, value) {
       exchange.send(status, JSON.stringify(value), JSON_HEADERS);
     },
-    sendError(err, extraHeaders) {
-      // A refused body may still be streaming in: close rather than read it.
-      const close = err.code === 'payload_too_large';
-      exchange.send(err.status, errorEnvelope(err), extraHeaders ? { ...JSON_HEADERS, ...extraHeaders } : JSON_HEADERS, close);
+    // A refused body may still be streaming in: close rather than read it.
+    sendError(err, extraHeaders, closeConnection = err.code === 'payload_too_large') {
+      exchange.send(err.status, errorEnvelope(err), extraHeaders ? { ...JSON_HEADERS, ...extraHeaders } : JSON_HEADERS, closeConnection);
     },
   };
   // A client that goes away mid-body sends no more data: without this the
@@ -102,6 +104,19 @@ export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: n
   // Nobody may await the body (an early error answer): don't let that reject unhandled.
   exchange.body.catch(() => {});
   return exchange;
+}
+
+/** Restores the values the guard re-encoded and removes its marks; returns the malformed reason, if any. */
+function unwrapGuardMarks(headers: Record<string, string>): string | null {
+  const raw = headers[RAW_HEADERS_MARK];
+  if (raw !== undefined) {
+    for (const name of raw.split(',')) if (headers[name] !== undefined) headers[name] = decodeRawValue(headers[name]);
+    delete headers[RAW_HEADERS_MARK];
+  }
+  const malformed = headers[MALFORMED_MARK];
+  if (malformed === undefined) return null;
+  delete headers[MALFORMED_MARK];
+  return decodeURIComponent(malformed);
 }
 
 function readBody(

@@ -1,22 +1,33 @@
-import { errorEnvelope, ServiceError } from '../errors.js';
+import { ServiceError } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
+import type { ContextSources } from './queue-directory.js';
 
-// C0 controls except HTAB, DEL, and U+FFFD: the HTTP layer decodes header bytes
-// as UTF-8 and puts U+FFFD where they were not valid UTF-8.
+// C0 controls except HTAB, DEL, and U+FFFD: header bytes are decoded as UTF-8
+// with U+FFFD where they were not valid UTF-8.
 const BAD = /[\u0000-\u0008\u000a-\u001f\u007f\ufffd]/;
 
 /**
  * Refuses a request whose header values carry control characters or bytes that
- * are not UTF-8 (400 invalid_header), naming the header. uWS's parser already
- * drops requests with CR, LF or NUL inside a header line before they reach us;
- * this is the check for what it lets through.
+ * are not UTF-8 (400 invalid_header), naming the header. Headers the queue reads
+ * a context value from are only checked for UTF-8 here: their control
+ * characters get the reference's own code (context_*_invalid) from the context
+ * step. With the header guard on, CR, NUL and other controls reach this check
+ * (re-encoded by the guard); without it uWS drops such requests unanswered.
  */
-export function checkHeaderValues(headers: Readonly<Record<string, string>>): void {
+export function checkHeaderValues(headers: Readonly<Record<string, string>>, sources: Readonly<ContextSources>): void {
   for (const name in headers) {
-    if (BAD.test(headers[name]!)) {
-      throw new ServiceError('invalid_header', `The ${name} header holds control characters or bytes that are not UTF-8.`, { header: name });
-    }
+    const value = headers[name]!;
+    if (!BAD.test(value)) continue;
+    if (isContextHeader(name, sources) && !value.includes('\ufffd')) continue;
+    throw new ServiceError('invalid_header', `The ${name} header holds control characters or bytes that are not UTF-8.`, { header: name });
   }
+}
+
+function isContextHeader(name: string, sources: Readonly<ContextSources>): boolean {
+  for (const ref of [sources.eventType, sources.groupKey, sources.partitionKey]) {
+    if (ref.source === 'header' && ref.name.toLowerCase() === name) return true;
+  }
+  return false;
 }
 
 /** Idempotency-Key: printable text (any UTF-8 except controls), at most `maxBytes`. */
@@ -43,7 +54,6 @@ export function refuseAmbiguousFraming(exchange: Exchange): boolean {
   const length = exchange.headers['content-length'];
   const badLength = length !== undefined && !/^\d{1,15}$/.test(length);
   if (!badLength && (length === undefined || exchange.headers['transfer-encoding'] === undefined)) return false;
-  const err = new ServiceError('invalid_header', 'The request has conflicting or malformed Content-Length / Transfer-Encoding headers.', { header: 'content-length' });
-  exchange.send(err.status, errorEnvelope(err), { 'content-type': 'application/json' }, true);
+  exchange.sendError(new ServiceError('invalid_header', 'The request has conflicting or malformed Content-Length / Transfer-Encoding headers.', { header: 'content-length' }), undefined, true);
   return true;
 }

@@ -55,7 +55,7 @@ export function postEventHandler(deps: PostEventDeps, sandbox: boolean) {
     else if (hasSandboxParams(exchange.query)) throw new ServiceError('sandbox_query_not_allowed');
 
     const headers = exchange.headers;
-    checkHeaderValues(headers);
+    checkHeaderValues(headers, queue.sources);
     const path = checkHopPath(headers['x-service-path'], queue.ownSegment, queue.settings.hopBudget);
     const idempotencyKey = checkIdempotencyKey(headers['idempotency-key'], deps.idempotencyKeyMaxBytes);
 

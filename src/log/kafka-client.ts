@@ -22,6 +22,16 @@ export function createKafka(config: Readonly<Config>, log: Logger): Kafka {
 }
 
 /**
+ * The topic's record batch limit: a batch holding one event with the largest
+ * body ingress accepts (server.maxBodyBytes) plus its metadata must fit, and
+ * never below the broker's own default (1 MiB + 12). Set when the topic is
+ * created; an existing topic keeps what it has.
+ */
+export function maxMessageBytes(config: Readonly<Config>): number {
+  return Math.max(1_048_588, config.server.maxBodyBytes + 65_536);
+}
+
+/**
  * Creates the event topic when it does not exist (several nodes may race: that
  * is fine) and waits until every partition has a leader. A broker that has just
  * started answers metadata requests before it knows its topics
@@ -37,7 +47,10 @@ export async function ensureTopic(kafka: Kafka, config: Readonly<Config>, timeou
     for (;;) {
       try {
         if (!(await admin.listTopics()).includes(topic)) {
-          await admin.createTopics({ waitForLeaders: false, topics: [{ topic, numPartitions: partitions, replicationFactor }] });
+          await admin.createTopics({
+            waitForLeaders: false,
+            topics: [{ topic, numPartitions: partitions, replicationFactor, configEntries: [{ name: 'max.message.bytes', value: String(maxMessageBytes(config)) }] }],
+          });
         }
         const meta = await admin.fetchTopicMetadata({ topics: [topic] });
         const parts = meta.topics[0]?.partitions ?? [];

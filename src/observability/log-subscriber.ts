@@ -9,8 +9,11 @@ export function subscribeLogging(log: Logger): void {
   subscribed = true;
   const delivery = log.child({ component: 'delivery' });
   attemptChannel.subscribe((message) => {
+    const { outcome } = message as AttemptMessage;
+    // Most attempts succeed: copy the message (without record and target) only when it is logged.
+    if (outcome !== 'retry' && outcome !== 'failed') return;
     const { record: _record, target: _target, ...m } = message as AttemptMessage;
-    if (m.outcome === 'retry') delivery.debug(m, 'delivery attempt failed, will retry');
-    else if (m.outcome === 'failed') delivery.warn(m, 'delivery failed');
+    if (outcome === 'retry') delivery.debug(m, 'delivery attempt failed, will retry');
+    else delivery.warn(m, 'delivery failed');
   });
 }

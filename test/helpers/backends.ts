@@ -10,7 +10,6 @@ import type { Config } from '../../src/config/schema.js';
 import type { EventLogWriter } from '../../src/log/event-log.js';
 import { embeddedStore } from '../../src/log/embedded-store.js';
 import { EmbeddedWriter } from '../../src/log/embedded-writer.js';
-import { createKafka } from '../../src/log/kafka-client.js';
 import { KafkaWriter } from '../../src/log/kafka-writer.js';
 import { createLogger } from '../../src/observability/logger.js';
 import postgres from 'postgres';
@@ -143,7 +142,7 @@ export function testCache(b: Backends): CacheStore {
 /** A writer to the test's event log, as ingress would write (close it after use). */
 export async function testLogWriter(b: Backends, config: Readonly<Config>): Promise<EventLogWriter> {
   if (TEST_BACKEND === 'embedded') return new EmbeddedWriter(embeddedStore(join(b.dataDir, 'log'), TEST_PARTITIONS));
-  const writer = new KafkaWriter(createKafka(config, createLogger('silent')), config.kafka);
+  const writer = new KafkaWriter(config.kafka, createLogger('silent'));
   await writer.connect();
   return writer;
 }

@@ -129,6 +129,105 @@ t.test('400 invalid_header: a header value that is not UTF-8', async (t) => {
   );
 });
 
+/** A raw request with one header whose value is the given bytes (what fetch refuses to send). */
+async function rawWith(queueName: string, header: string, value: Buffer, extra: Array<[string, string]> = [], body = marked('refused')) {
+  const res = await rawRequest(node.port, rawPost(`/events/${tenant}/${queueName}`, [['x-api-key', creds.ingressKey], ...extra, [header, value]], Buffer.from(body)), 5_000);
+  return { status: res.status ?? 0, body: JSON.parse(res.body || 'null'), raw: res.raw };
+}
+const b = (...parts: Array<string | number>) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from([p]))));
+
+t.test('header bytes uWS alone would never answer (header guard): CR, NUL and controls get the reference codes', async (t) => {
+  for (const bad of [0x0d, 0x00, 0x01, 0x1b]) {
+    await refused(t, () => rawWith('open', 'x-service-event-type', b('order', bad, 'created')), 400, 'context_event_type_key_invalid');
+    await refused(t, () => rawWith('open', 'x-service-group-key', b('g', bad)), 400, 'context_group_key_invalid');
+    await refused(t, () => rawWith('open', 'x-service-partition-key', b(bad, 'p')), 400, 'context_partition_key_invalid');
+    await refused(t, () => rawWith('open', 'x-trace', b('a', bad, 'b')), 400, 'invalid_header');
+  }
+  await refused(t, () => rawRequest(node.port, rawPost(`/events/${tenant}/open`, [['x-api-key', b(creds.ingressKey, 0x0d)]], Buffer.from(marked('refused'))), 5_000)
+    .then((r) => ({ status: r.status ?? 0, body: JSON.parse(r.body || 'null') })), 401, 'invalid_api_key');
+});
+
+t.test('header bytes: a bare LF, obs-fold or a nameless line is 400 invalid_header and the connection closes', async (t) => {
+  const net = await import('node:net');
+  for (const [label, value] of [['LF inside a value', 'a\nb'], ['obs-fold', 'a\r\n folded'], ['line without a colon', 'a\r\nnocolon']] as const) {
+    const before = await countRecords(backends);
+    // Keep-alive (no Connection: close), and a second request behind the first: only the refusal comes back.
+    const body = marked('refused');
+    const request = `POST /events/${tenant}/open HTTP/1.1\r\nhost: x\r\nx-api-key: ${creds.ingressKey}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-trace: ${value}\r\n\r\n${body}`;
+    let gaveUp = false;
+    const raw = await new Promise<string>((resolve) => {
+      const socket = net.connect(node.port, '127.0.0.1', () => socket.write(request));
+      let out = '';
+      socket.on('data', (d) => (out += d.toString('latin1')));
+      socket.on('close', () => resolve(out));
+      setTimeout(() => {
+        gaveUp = true;
+        socket.destroy();
+      }, 5_000);
+    });
+    t.notOk(gaveUp, `${label}: the server closed the connection`);
+    t.match(raw, /^HTTP\/1\.1 400 /, label);
+    t.match(raw, /"code":"invalid_header"/, label);
+    t.equal(raw.match(/HTTP\/1\.1/g)?.length, 1, `${label}: one answer, then the server closed the connection`);
+    t.equal(await countRecords(backends), before, 'nothing written');
+  }
+});
+
+t.test('header bytes: invalid UTF-8 at either end of a value is refused, valid UTF-8 there arrives whole', async (t) => {
+  await refused(t, () => rawWith('open', 'x-service-event-type', b('order', 0xff)), 400, 'invalid_header');
+  await refused(t, () => rawWith('open', 'x-trace', b(0xc3, 'x')), 400, 'invalid_header');
+  const body = marked('accepted');
+  const res = await rawWith('open', 'x-service-event-type', Buffer.from('commande.créée'), [['x-service-group-key', 'café']], body);
+  t.equal(res.status, 202);
+  const record = (await readRecords(backends)).find((r) => r.body.toString() === body);
+  t.equal(record?.eventType, 'commande.créée', 'a trailing non-ASCII character is kept (uWS alone trims it)');
+  t.equal(record?.groupKey, 'café');
+});
+
+t.test('keep-alive through the header guard: a chunked body, then a Content-Length body, then a bad head, on one connection', async (t) => {
+  const net = await import('node:net');
+  const before = await countRecords(backends);
+  const one = marked('accepted');
+  const two = marked('accepted');
+  const head = (extra: string) => `POST /events/${tenant}/open HTTP/1.1\r\nhost: x\r\nx-api-key: ${creds.ingressKey}\r\ncontent-type: application/json\r\n${extra}\r\n`;
+  const chunked = `${head('transfer-encoding: chunked\r\n')}${one.length.toString(16)}\r\n${one}\r\n0\r\n\r\n`;
+  const plain = `${head(`content-length: ${Buffer.byteLength(two)}\r\n`)}${two}`;
+  const bad = Buffer.concat([Buffer.from(head('content-length: 2\r\n').slice(0, -2)), Buffer.from('x-service-event-type: a'), Buffer.from([0x01]), Buffer.from('\r\n\r\n{}')]);
+  const answers: string[] = [];
+  await new Promise<void>((resolve, reject) => {
+    const socket = net.connect(node.port, '127.0.0.1');
+    let buffered = '';
+    const steps = [Buffer.from(chunked), Buffer.from(plain), bad];
+    socket.on('connect', () => socket.write(steps.shift()!));
+    socket.on('data', (d) => {
+      buffered += d.toString('latin1');
+      const m = /^HTTP\/1\.1 (\d{3})[^]*?\r\ncontent-length: (\d+)(?:\r\n[^\r][^]*?)?\r\n\r\n/i.exec(buffered);
+      if (!m || buffered.length < m[0].length + Number(m[2])) return;
+      answers.push(`${m[1]} ${buffered.slice(m[0].length, m[0].length + Number(m[2]))}`);
+      buffered = buffered.slice(m[0].length + Number(m[2]));
+      const next = steps.shift();
+      if (next) socket.write(next);
+      else {
+        socket.destroy();
+        resolve();
+      }
+    });
+    socket.on('error', reject);
+    setTimeout(() => reject(new Error(`only ${answers.length} answers: ${answers.join(' | ')}; pending ${JSON.stringify(buffered)}`)), 10_000);
+  });
+  t.match(answers[0], /^202 \{"eventId":"evt_/, 'chunked body accepted');
+  t.match(answers[1], /^202 \{"eventId":"evt_/, 'the next request on the connection accepted');
+  t.match(answers[2], /^400 .*context_event_type_key_invalid/, 'the third, with a control byte in its event type, refused with its code');
+  t.equal(await countRecords(backends), before + 2);
+  const bodies = (await readRecords(backends)).map((r) => r.body.toString());
+  t.ok(bodies.includes(one) && bodies.includes(two), 'both bodies stored as sent');
+});
+
+t.test('the header guard passes the client address on: an allowlist naming loopback accepts', async (t) => {
+  await queue('allowlisted-local', { ipAllowlist: ['127.0.0.0/8'] });
+  t.equal((await post('allowlisted-local', marked('accepted'))).status, 202);
+});
+
 t.test('401 missing_api_key and invalid_api_key', async (t) => {
   await refused(t, () => post('open', marked('refused'), { 'x-api-key': '' }), 401, 'missing_api_key');
   await refused(t, () => post('open', marked('refused'), { 'x-api-key': `${creds.ingressKey.slice(0, -3)}xyz` }), 401, 'invalid_api_key');

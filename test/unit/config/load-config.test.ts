@@ -147,3 +147,20 @@ t.test('allowNetworks must be real CIDRs and PORT plain digits', async (t) => {
   t.type(thrownBy({ PORT: '0x1f90' }), ConfigError);
   t.equal(loadConfig({ PORT: '' }).server.port, 8080, 'an empty PORT means the default');
 });
+
+t.test('kafka.producer knobs: defaults, bounds, and an idempotency reservation that outlives the longest append', async (t) => {
+  const p = loadConfig({}).kafka.producer;
+  t.same([p.retryMs, p.requestTimeoutMs, p.connectTimeoutMs, p.maxBatchBytes], [30000, 30000, 5000, 900000], 'defaults');
+  for (const [yaml, path] of [
+    ['kafka:\n  producer:\n    retryMs: -1\n', 'kafka.producer.retryMs'],
+    ['kafka:\n  producer:\n    requestTimeoutMs: 10\n', 'kafka.producer.requestTimeoutMs'],
+    ['kafka:\n  producer:\n    maxBatchBytes: 10\n', 'kafka.producer.maxBatchBytes'],
+    ['kafka:\n  producer:\n    connectTimeoutMs: 1.5\n', 'kafka.producer.connectTimeoutMs'],
+  ] as const) {
+    const err = thrownBy({ STREAMGATE_CONFIG: yamlFile(yaml) });
+    t.match((err as Error | null)?.message, path, path);
+  }
+  const tooShort = yamlFile('ingress:\n  idempotencyPendingTtlMs: 60000\n');
+  t.match((thrownBy({ STREAMGATE_CONFIG: tooShort, KAFKA_BROKERS: 'k:9092' }) as Error | null)?.message, /ingress\.idempotencyPendingTtlMs: must exceed .* 60000 ms/);
+  t.equal(thrownBy({ STREAMGATE_CONFIG: tooShort }), null, 'no rule without Kafka (the embedded log appends at once)');
+});

@@ -103,3 +103,27 @@ t.test('attempts beyond maxSocketsPerOrigin wait for a slot before their deadlin
   t.equal(most, 2, 'never more than two at the receiver');
   t.ok(results.every((r) => r.kind === 'response' && r.status === 200), 'no attempt timed out while queued');
 });
+
+t.test('the request line and headers are what request(url, options) sent: path and query, Host with port, URL credentials, content-length last', async (t) => {
+  const seen: Array<{ url: string | undefined; raw: string[] }> = [];
+  const base = await server(t, (req, res) => {
+    seen.push({ url: req.url, raw: req.rawHeaders });
+    req.resume();
+    req.on('end', () => res.end());
+  });
+  const d = new HttpDispatcher(allowLoopback, 4, 65_536);
+  t.teardown(() => d.close());
+  const port = new URL(base).port;
+  const url = new URL(`http://us%20er:p%40ss@127.0.0.1:${port}/a/b%20c?x=1&y=%2F`);
+  for (let i = 0; i < 2; i++) {
+    // The same URL object twice: the second request uses what the first derived.
+    const r = await d.send({ url, headers: { 'x-one': '1', 'content-type': 'application/json' }, body, timeoutMs: 2000 });
+    t.match(r, { kind: 'response', status: 200 });
+  }
+  const expected = ['x-one', '1', 'content-type', 'application/json', 'content-length', '2', 'Host', `127.0.0.1:${port}`,
+    'Authorization', `Basic ${Buffer.from('us er:p@ss').toString('base64')}`, 'Connection', 'keep-alive'];
+  for (const s of seen) {
+    t.equal(s.url, '/a/b%20c?x=1&y=%2F');
+    t.same(s.raw, expected);
+  }
+});

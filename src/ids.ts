@@ -12,19 +12,27 @@ const POOL_SIZE = 16 * 512;
 const pool = Buffer.allocUnsafe(POOL_SIZE);
 let offset = POOL_SIZE;
 
-export function randomBytesPooled(n: number): Buffer {
-  if (n > POOL_SIZE) return randomFillSync(Buffer.allocUnsafe(n));
+/** Reserves n fresh bytes of the pool (n <= POOL_SIZE) and returns where they start. */
+function take(n: number): number {
   if (offset + n > POOL_SIZE) {
     randomFillSync(pool);
     offset = 0;
   }
-  const out = Buffer.from(pool.subarray(offset, offset + n));
+  const start = offset;
   offset += n;
-  return out;
+  return start;
+}
+
+export function randomBytesPooled(n: number): Buffer {
+  if (n > POOL_SIZE) return randomFillSync(Buffer.allocUnsafe(n));
+  const start = take(n);
+  return Buffer.from(pool.subarray(start, start + n));
 }
 
 export function newId(prefix: IdPrefix): string {
-  return `${prefix}_${randomBytesPooled(16).toString('base64url')}`;
+  // Encoded straight from the pool: no copy of the 16 bytes first.
+  const start = take(16);
+  return `${prefix}_${pool.toString('base64url', start, start + 16)}`;
 }
 
 const ID_BODY = /^[A-Za-z0-9_-]{8,64}$/;

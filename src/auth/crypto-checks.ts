@@ -1,4 +1,5 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
+import { hashSecret } from './api-key.js';
 
 /**
  * The CPU-bound part of ingress authentication as plain data in, verdict out,
@@ -24,9 +25,9 @@ export type CheckVerdict = 'ok' | 'mismatch' | 'content_mismatch';
 export function runCheck(job: CheckJob): CheckVerdict {
   switch (job.k) {
     case 'key':
-      return sameBytes(createHash('sha256').update(job.secret).digest(), job.hash) ? 'ok' : 'mismatch';
+      return sameBytes(hashSecret(job.secret), job.hash) ? 'ok' : 'mismatch';
     case 'signed': {
-      const bodySha = createHash('sha256').update(job.body).digest('hex');
+      const bodySha = hash('sha256', job.body, 'hex');
       // Not secret, but compared exactly: lowercase hex of the raw body.
       if (bodySha !== job.contentSha) return 'content_mismatch';
       const expected = createHmac('sha256', job.secret).update(job.head).update(bodySha).digest('hex');

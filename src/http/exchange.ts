@@ -33,6 +33,8 @@ export interface Exchange {
 
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
+/** Shared by every exchange without a body: nothing to read, nothing to allocate. */
+const NO_BODY: Promise<Buffer> = Promise.resolve(Buffer.alloc(0));
 
 /**
  * `guarded`: the request came through the header guard (src/http/header-guard.ts),
@@ -49,61 +51,75 @@ export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: n
   const params: string[] = [];
   for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
   const method = req.getCaseSensitiveMethod().toUpperCase();
-  let remote: string | null = null;
-
-  const exchange: Exchange = {
-    method,
-    path: req.getUrl(),
-    query: req.getQuery() ?? '',
-    headers,
-    params,
-    // Read on first use only: a getpeername() per request showed up in profiles,
-    // and most routes never look at the address.
-    get remoteAddress(): string {
-      if (remote === null) {
-        try {
-          remote = Buffer.from(guarded ? res.getProxiedRemoteAddressAsText() : res.getRemoteAddressAsText()).toString();
-        } catch {
-          remote = ''; // the response is gone (aborted): nobody will be answered
-        }
-      }
-      return remote;
-    },
-    malformedHeader,
-    body: Promise.resolve(Buffer.alloc(0)),
-    aborted: false,
-    answered: false,
-    send(status, body, extra, closeConnection = false) {
-      if (exchange.aborted || exchange.answered) return;
-      exchange.answered = true;
-      res.cork(() => {
-        res.writeStatus(statusLine(status));
-        if (extra) for (const name in extra) res.writeHeader(name, extra[name]!);
-        res.end(body, closeConnection);
-      });
-    },
-    sendJson(status, value) {
-      exchange.send(status, JSON.stringify(value), JSON_HEADERS);
-    },
-    // A refused body may still be streaming in: close rather than read it.
-    sendError(err, extraHeaders, closeConnection = err.code === 'payload_too_large') {
-      exchange.send(err.status, errorEnvelope(err), extraHeaders ? { ...JSON_HEADERS, ...extraHeaders } : JSON_HEADERS, closeConnection);
-    },
-  };
+  const exchange = new UwsExchange(res, method, req.getUrl(), req.getQuery() ?? '', headers, params, malformedHeader, guarded);
   // A client that goes away mid-body sends no more data: without this the
   // handler awaiting the body would wait (and hold its memory) forever.
-  let abortBody: (() => void) | null = null;
-  res.onAborted(() => {
-    exchange.aborted = true;
-    abortBody?.();
-  });
+  res.onAborted(() => exchange.abort());
   const chunked = /chunked/i.test(headers['transfer-encoding'] ?? '');
-  exchange.body = readBody(res, headers['content-length'], chunked, maxBodyBytes, method, (abort) => {
-    abortBody = abort;
-  });
-  // Nobody may await the body (an early error answer): don't let that reject unhandled.
-  exchange.body.catch(() => {});
+  exchange.body = readBody(exchange, res, headers['content-length'], chunked, maxBodyBytes, method);
   return exchange;
+}
+
+/**
+ * A class rather than an object literal with closures: ingress makes one per
+ * request, and methods on the prototype cost no allocation each time.
+ */
+class UwsExchange implements Exchange {
+  body: Promise<Buffer> = NO_BODY;
+  aborted = false;
+  answered = false;
+  /** Set while a body is being read: rejects it when the client goes away. */
+  abortBody: (() => void) | null = null;
+  private remote: string | null = null;
+
+  constructor(
+    private readonly res: UwsResponse,
+    readonly method: string,
+    readonly path: string,
+    readonly query: string,
+    readonly headers: Readonly<Record<string, string>>,
+    readonly params: readonly string[],
+    readonly malformedHeader: string | null,
+    private readonly guarded: boolean,
+  ) {}
+
+  // Read on first use only: a getpeername() per request showed up in profiles,
+  // and most routes never look at the address.
+  get remoteAddress(): string {
+    if (this.remote === null) {
+      try {
+        this.remote = Buffer.from(this.guarded ? this.res.getProxiedRemoteAddressAsText() : this.res.getRemoteAddressAsText()).toString();
+      } catch {
+        this.remote = ''; // the response is gone (aborted): nobody will be answered
+      }
+    }
+    return this.remote;
+  }
+
+  abort(): void {
+    this.aborted = true;
+    this.abortBody?.();
+  }
+
+  send(status: number, body: string | Buffer, extra?: Record<string, string>, closeConnection = false): void {
+    if (this.aborted || this.answered) return;
+    this.answered = true;
+    const res = this.res;
+    res.cork(() => {
+      res.writeStatus(statusLine(status));
+      if (extra) for (const name in extra) res.writeHeader(name, extra[name]!);
+      res.end(body, closeConnection);
+    });
+  }
+
+  sendJson(status: number, value: unknown): void {
+    this.send(status, JSON.stringify(value), JSON_HEADERS);
+  }
+
+  // A refused body may still be streaming in: close rather than read it.
+  sendError(err: ServiceError, extraHeaders?: Record<string, string>, closeConnection = err.code === 'payload_too_large'): void {
+    this.send(err.status, errorEnvelope(err), extraHeaders ? { ...JSON_HEADERS, ...extraHeaders } : JSON_HEADERS, closeConnection);
+  }
 }
 
 /** Restores the values the guard re-encoded and removes its marks; returns the malformed reason, if any. */
@@ -119,23 +135,17 @@ function unwrapGuardMarks(headers: Record<string, string>): string | null {
   return decodeURIComponent(malformed);
 }
 
-function readBody(
-  res: UwsResponse,
-  contentLength: string | undefined,
-  chunked: boolean,
-  limit: number,
-  method: string,
-  onAbort: (abort: () => void) => void,
-): Promise<Buffer> {
+function readBody(exchange: UwsExchange, res: UwsResponse, contentLength: string | undefined, chunked: boolean, limit: number, method: string): Promise<Buffer> {
   // No Content-Length and no chunked encoding means no body (RFC 9112 §6.3).
-  if (method === 'GET' || method === 'HEAD' || contentLength === '0' || (contentLength === undefined && !chunked)) {
-    return Promise.resolve(Buffer.alloc(0));
-  }
+  if (method === 'GET' || method === 'HEAD' || contentLength === '0' || (contentLength === undefined && !chunked)) return NO_BODY;
   if (contentLength !== undefined && /^\d+$/.test(contentLength) && Number(contentLength) > limit) {
-    return Promise.reject(new ServiceError('payload_too_large', `The body is over the limit of ${limit} bytes.`));
+    const refused = Promise.reject(new ServiceError('payload_too_large', `The body is over the limit of ${limit} bytes.`));
+    // Nobody may await the body (an early error answer): don't let that reject unhandled.
+    refused.catch(() => {});
+    return refused;
   }
-  return new Promise<Buffer>((resolve, reject) => {
-    onAbort(() => reject(new ServiceError('invalid_body', 'The client closed the connection before the body was complete.')));
+  const body = new Promise<Buffer>((resolve, reject) => {
+    exchange.abortBody = () => reject(new ServiceError('invalid_body', 'The client closed the connection before the body was complete.'));
     const chunks: Buffer[] = [];
     let size = 0;
     let refused = false;
@@ -147,9 +157,15 @@ function readBody(
         reject(new ServiceError('payload_too_large', `The body is over the limit of ${limit} bytes.`));
         return;
       }
-      // uWS reuses the chunk's memory after this callback returns: copy it.
-      chunks.push(Buffer.from(chunk.slice(0)));
+      // uWS reuses the chunk's memory after this callback returns: copy it,
+      // into Node's buffer pool when small (a typical event body), which costs
+      // no malloc and no ArrayBuffer of its own as chunk.slice() would.
+      const copy = Buffer.allocUnsafe(chunk.byteLength);
+      copy.set(new Uint8Array(chunk));
+      chunks.push(copy);
       if (isLast) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     });
   });
+  body.catch(() => {});
+  return body;
 }

@@ -1,5 +1,5 @@
 import { createHmac, hash, timingSafeEqual } from 'node:crypto';
-import { hashSecret } from './api-key.js';
+import { secretMatches } from './api-key.js';
 
 /**
  * The CPU-bound part of ingress authentication as plain data in, verdict out,
@@ -25,7 +25,7 @@ export type CheckVerdict = 'ok' | 'mismatch' | 'content_mismatch';
 export function runCheck(job: CheckJob): CheckVerdict {
   switch (job.k) {
     case 'key':
-      return sameBytes(hashSecret(job.secret), job.hash) ? 'ok' : 'mismatch';
+      return secretMatches(job.secret, job.hash) ? 'ok' : 'mismatch';
     case 'signed': {
       const bodySha = hash('sha256', job.body, 'hex');
       // Not secret, but compared exactly: lowercase hex of the raw body.
@@ -46,10 +46,6 @@ export function runCheck(job: CheckJob): CheckVerdict {
 /** Runs a batch (one pool task): one verdict per job, in order. */
 export function runChecks(jobs: readonly CheckJob[]): CheckVerdict[] {
   return jobs.map(runCheck);
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 function sameText(expected: string, presented: string): boolean {

@@ -7,6 +7,8 @@
  *               once with the signed-request generator (it signs every request,
  *               which costs the load generator CPU: each streamgate figure is
  *               compared with the baseline made by the same generator)
+ *               autocannon ──► bare-kafka-server.mjs (the same, but each body is
+ *               appended to Kafka before the 202): the durable floor
  *   per variant (ingress.validation = inline or pool, server.headerGuard on or off) a fresh
  *               `streamgate start --roles ingress` node:
  *                 api-key  autocannon ──► POST /events/<ten>/bench-api
@@ -37,6 +39,7 @@ import { findPid, startCpuMeter } from './lib/cpu.mjs';
 import { signedRequests } from './lib/signing.mjs';
 
 const BARE_SERVER = fileURLToPath(new URL('./bare-server.mjs', import.meta.url));
+const BARE_KAFKA_SERVER = fileURLToPath(new URL('./bare-kafka-server.mjs', import.meta.url));
 const RESULTS = fileURLToPath(new URL('./ingress-modes.md', import.meta.url));
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const say = (msg) => process.stderr.write(`[bench] ${msg}\n`);
@@ -144,6 +147,20 @@ async function main() {
   }
   await stopChild(bare);
 
+  // ---- second baselines: bare uWS that appends each body to Kafka before answering ----
+  const durable = {};
+  const bareKafka = forkChild('bare-kafka-server', BARE_KAFKA_SERVER, [], { env: { ...process.env, KAFKA_BROKERS: brokers.join(','), BENCH_TOPIC: topic } });
+  const { port: bareKafkaPort } = await waitForMessage(bareKafka, 'ready');
+  for (const auth of auths) {
+    say(`baseline + Kafka, ${auth} requests`);
+    if (options.warmup) await load(bareKafkaPort, requestSets[auth], options.warmup);
+    const meter = startCpuMeter({ server: bareKafka.pid, autocannon: process.pid, kafka: kafkaPid });
+    durable[auth] = await load(bareKafkaPort, requestSets[auth], options.duration);
+    durable[auth].cpu = meter();
+    say(`   ${Math.round(durable[auth].acceptedPerS)} ev/s, p99 ${durable[auth].p99} ms`);
+  }
+  await stopChild(bareKafka);
+
   // ---- streamgate, one fresh ingress-only node per variant -----------------------
   const rows = [];
   for (const { engine, guard, name } of variants) {
@@ -164,7 +181,7 @@ async function main() {
       const result = await load(port, requestSets[auth], options.duration);
       result.cpu = meter();
       result.written = (await kafka.countEvents(topic)) - before;
-      rows.push({ engine, guard, auth, result, baseline: baselines[auth] });
+      rows.push({ engine, guard, auth, result, baseline: baselines[auth], durable: durable[auth] });
       say(`   ${Math.round(result.acceptedPerS)} ev/s (${pct(result.acceptedPerS / baselines[auth].acceptedPerS)} of baseline), p99 ${result.p99} ms, non-2xx ${result.non2xx}`);
     }
     const stopped = await stopChild(sg.child, 30_000);
@@ -173,7 +190,7 @@ async function main() {
     if (problems.length) say(`ingress-${name} logged ${problems.map((p) => `${p.count}× ${p.key}`).join('; ')}`);
   }
 
-  const text = report({ options, engines, auths, baselines, rows, profile, workDir });
+  const text = report({ options, engines, auths, baselines, durable, rows, profile, workDir });
   process.stdout.write(`\n${text}`);
   await writeFile(RESULTS, text);
   say(`written ${RESULTS}`);
@@ -191,7 +208,7 @@ function table(head, rows) {
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
-function report({ options: o, auths, baselines, rows, profile, workDir }) {
+function report({ options: o, auths, baselines, durable, rows, profile, workDir }) {
   const out = [];
   out.push('# streamgate ingress by auth mode, validation engine and header guard');
   out.push('');
@@ -200,16 +217,19 @@ function report({ options: o, auths, baselines, rows, profile, workDir }) {
   out.push(`- ${o.duration} s per phase (+${o.warmup} s warm-up), ${o.connections} connections, pipelining ${o.pipelining}, body ${o.bodyBytes} B JSON, ${o.keys} partition keys`);
   out.push('- streamgate: `streamgate start --roles ingress` (no delivery, no management), one fresh node per variant, Kafka acks=all; guard = server.headerGuard (the relay thread in front of uWS)');
   out.push('- baseline: bare uWebSockets.js answering 202 at once, loaded by the same request generator (the signed generator signs every request)');
+  out.push("- baseline + Kafka: bare uWebSockets.js that appends each body to Kafka (streamgate's writer, acks=all) before answering 202 (bench/bare-kafka-server.mjs): the least a durable ingress does; 'vs + Kafka' compares streamgate with it");
   if (profile) out.push(`- profiled with --cpu-prof: profiles in ${workDir}`);
   out.push('');
   out.push(table(
-    ['phase', 'accepted ev/s', 'vs baseline', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', '2xx in (s) / records written', 'server CPU µs/event', 'CPU'],
+    ['phase', 'accepted ev/s', 'vs baseline', 'vs + Kafka', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', '2xx in (s) / records written', 'server CPU µs/event', 'CPU'],
     [
-      ...auths.map((auth) => ['baseline, ' + auth + ' requests', int(baselines[auth].acceptedPerS), '100 %', ms(baselines[auth].p50), ms(baselines[auth].p99), ms(baselines[auth].max), int(baselines[auth].non2xx), int(baselines[auth].errors), '–', perEvent(baselines[auth], 'server'), cpuText(baselines[auth].cpu)]),
-      ...rows.map(({ engine, guard, auth, result, baseline }) => [
+      ...auths.map((auth) => ['baseline, ' + auth + ' requests', int(baselines[auth].acceptedPerS), '100 %', '–', ms(baselines[auth].p50), ms(baselines[auth].p99), ms(baselines[auth].max), int(baselines[auth].non2xx), int(baselines[auth].errors), '–', perEvent(baselines[auth], 'server'), cpuText(baselines[auth].cpu)]),
+      ...auths.map((auth) => ['baseline + Kafka, ' + auth + ' requests', int(durable[auth].acceptedPerS), pct(durable[auth].acceptedPerS / baselines[auth].acceptedPerS), '100 %', ms(durable[auth].p50), ms(durable[auth].p99), ms(durable[auth].max), int(durable[auth].non2xx), int(durable[auth].errors), '–', perEvent(durable[auth], 'server'), cpuText(durable[auth].cpu)]),
+      ...rows.map(({ engine, guard, auth, result, baseline, durable: floor }) => [
         `${auth}, validation ${engine}, guard ${guard}`,
         int(result.acceptedPerS),
         pct(result.acceptedPerS / baseline.acceptedPerS),
+        pct(result.acceptedPerS / floor.acceptedPerS),
         ms(result.p50), ms(result.p99), ms(result.max), int(result.non2xx), int(result.errors), `${int(result.accepted)} in ${result.durationS.toFixed(1)} / ${int(result.written)}`, perEvent(result, 'streamgate'), cpuText(result.cpu),
       ]),
     ],

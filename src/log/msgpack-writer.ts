@@ -12,8 +12,8 @@
  * never written twice, so a view stays valid as long as it is held. A record
  * that does not fit in what is left of a chunk moves to a new one.
  *
- * Strings are written as UTF-8 by Buffer#write: a lone surrogate becomes
- * U+FFFD (msgpackr would write the invalid 3-byte form). undefined is
+ * Strings are written as UTF-8 with a lone surrogate as U+FFFD, as Buffer#write
+ * does (msgpackr would write the invalid 3-byte form). undefined is
  * written as nil; event records never hold it.
  */
 
@@ -144,7 +144,7 @@ function writeString(value: string): void {
   // The header's size depends on the byte length, known only once written:
   // reserve for the worst case, then move the bytes back if a smaller header fits.
   const reserved = headerBytes(maxBytes);
-  const bytes = chunk.write(value, at + reserved, maxBytes, 'utf8');
+  const bytes = value.length < 64 ? utf8Short(value, at + reserved) : (chunk as Utf8Writable).utf8Write(value, at + reserved, maxBytes);
   const needed = headerBytes(bytes);
   if (needed < reserved) chunk.copyWithin(at + needed, at + reserved, at + reserved + bytes);
   if (needed === 1) chunk[at] = 0xa0 | bytes;
@@ -159,6 +159,44 @@ function writeString(value: string): void {
     chunk.writeUInt32BE(bytes, at + 1);
   }
   at += needed + bytes;
+}
+
+/** Buffer's own UTF-8 writer without the argument checks of Buffer#write (it is a public method of Node's Buffer). */
+type Utf8Writable = Buffer & { utf8Write(value: string, offset: number, length: number): number };
+
+/**
+ * UTF-8 of a short string, written in JS: for the ids, names and keys of a
+ * record this beats a call into native code. Lone surrogates become U+FFFD,
+ * as Buffer#write makes them.
+ */
+function utf8Short(value: string, offset: number): number {
+  let o = offset;
+  for (let i = 0; i < value.length; i++) {
+    let c = value.charCodeAt(i);
+    if (c < 0x80) chunk[o++] = c;
+    else if (c < 0x800) {
+      chunk[o++] = 0xc0 | (c >> 6);
+      chunk[o++] = 0x80 | (c & 0x3f);
+    } else {
+      if (c >= 0xd800 && c <= 0xdfff) {
+        const next = value.charCodeAt(i + 1);
+        if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+          c = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00);
+          i++;
+          chunk[o++] = 0xf0 | (c >> 18);
+          chunk[o++] = 0x80 | ((c >> 12) & 0x3f);
+          chunk[o++] = 0x80 | ((c >> 6) & 0x3f);
+          chunk[o++] = 0x80 | (c & 0x3f);
+          continue;
+        }
+        c = 0xfffd;
+      }
+      chunk[o++] = 0xe0 | (c >> 12);
+      chunk[o++] = 0x80 | ((c >> 6) & 0x3f);
+      chunk[o++] = 0x80 | (c & 0x3f);
+    }
+  }
+  return o - offset;
 }
 
 function headerBytes(length: number): number {

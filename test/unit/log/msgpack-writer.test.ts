@@ -102,3 +102,18 @@ t.test('records stay whole while later ones are written (chunks are never reused
   t.equal(same, kept.length, 'every record still decodes to itself and matches msgpackr');
   t.same(decodeEvent(kept[15]![1]), kept[15]![0], 'decoded field by field');
 });
+
+t.test('strings carry the UTF-8 bytes Buffer makes, lone surrogates as U+FFFD', async (t) => {
+  fc.assert(
+    fc.property(fc.string({ unit: 'binary', maxLength: 120 }), (s) => {
+      const utf8 = Buffer.from(s, 'utf8');
+      const ours = pack(s);
+      if (!ours.subarray(ours.length - utf8.length).equals(utf8)) throw new Error(`bytes differ for ${JSON.stringify(s)}`);
+      if (msgpackr.unpack(ours) !== utf8.toString()) throw new Error('does not read back');
+    }),
+    { numRuns: 2000 },
+  );
+  t.equal(msgpackr.unpack(pack('a\ud800b')), 'a\ufffdb', 'a lone high surrogate');
+  t.equal(msgpackr.unpack(pack('\udc00')), '\ufffd', 'a lone low surrogate');
+  t.equal(msgpackr.unpack(pack('😀é')), '😀é', 'a pair and a 2-byte character');
+});

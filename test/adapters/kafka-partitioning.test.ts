@@ -4,6 +4,7 @@ import { freshBackends, KAFKA_BROKERS } from '../helpers/backends.js';
 import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { javaPartition } from '../helpers/java-partition.js';
+import { readTopicMessages } from '../helpers/read-topic.js';
 
 
 t.test('records are keyed by partition key and sit in the partition a Java client would pick', async (t) => {
@@ -26,19 +27,10 @@ t.test('records are keyed by partition key and sit in the partition a Java clien
   const partitions = meta.topics[0]!.partitions.length;
   await admin.disconnect();
 
-  const consumer = kafka.consumer({ groupId: `${backends.groupId}-inspect` });
-  await consumer.connect();
-  await consumer.subscribe({ topic: backends.topic, fromBeginning: true });
-  const seen: Array<{ key: string; partition: number }> = [];
-  await new Promise<void>((resolve) => {
-    void consumer.run({
-      eachMessage: async ({ partition, message }) => {
-        seen.push({ key: message.key!.toString(), partition });
-        if (seen.length === keys.length * 3) resolve();
-      },
-    });
-  });
-  await consumer.disconnect();
+  const seen = (await readTopicMessages(kafka, backends.topic, keys.length * 3, { groupId: `${backends.groupId}-inspect` })).map((m) => ({
+    key: m.key!.toString(),
+    partition: m.partition,
+  }));
 
   for (const key of keys) {
     const where = new Set(seen.filter((s) => s.key === key).map((s) => s.partition));

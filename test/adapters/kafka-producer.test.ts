@@ -13,6 +13,7 @@ import { KafkaWriter } from '../../src/log/kafka-writer.js';
 import { createLogger, type Logger } from '../../src/observability/logger.js';
 import { KAFKA_BROKERS, uniqueSuffix } from '../helpers/backends.js';
 import { javaPartition } from '../helpers/java-partition.js';
+import { readTopicMessages } from '../helpers/read-topic.js';
 
 /**
  * The producer against the real broker: records land once, in the partition a
@@ -79,28 +80,8 @@ async function readTopic(topic: string): Promise<Stored[]> {
   const ends = await admin.fetchTopicOffsets(topic);
   await admin.disconnect();
   const expected = ends.reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
-  const out: Stored[] = [];
-  if (expected === 0) return out;
-  const consumer = kafka.consumer({ groupId: `sg-test-read-${uniqueSuffix()}`, maxBytesPerPartition: 4 * 1024 * 1024 });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`read ${out.length} of ${expected} records`)), 60_000);
-      void consumer.run({
-        eachMessage: async ({ partition, message }) => {
-          out.push({ partition, offset: Number(message.offset), key: message.key?.toString() ?? null, value: message.value! });
-          if (out.length >= expected) {
-            clearTimeout(timer);
-            resolve();
-          }
-        },
-      });
-    });
-  } finally {
-    await consumer.disconnect();
-  }
-  return out.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+  const messages = await readTopicMessages(kafka, topic, expected);
+  return messages.map((m) => ({ partition: m.partition, offset: m.offset, key: m.key?.toString() ?? null, value: m.value }));
 }
 
 function event(key: string | null, seq: number, body: Buffer = Buffer.from(`{"seq":${seq}}`)): EventRecord {

@@ -3,6 +3,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { decodeEvent, type EventRecord } from '../../src/log/event-record.js';
 import { embeddedStore } from '../../src/log/embedded-store.js';
 import { KAFKA_BROKERS, TEST_BACKEND, TEST_PARTITIONS, type Backends } from './backends.js';
+import { readTopicMessages } from './read-topic.js';
 
 /**
  * What the event log holds, whichever backend the test runs on: the Kafka
@@ -43,27 +44,11 @@ export async function readRecords(backends: Backends): Promise<EventRecord[]> {
   if (TEST_BACKEND === 'embedded') return embeddedRecords(backends);
   const expected = await countRecords(backends);
   if (expected === 0) return [];
-  const consumer = kafka().consumer({ groupId: `${backends.groupId}-inspect-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}` });
-  await consumer.connect();
-  const out: EventRecord[] = [];
-  try {
-    await consumer.subscribe({ topic: backends.topic, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`read ${out.length} of ${expected} records`)), 30_000);
-      void consumer.run({
-        eachMessage: async ({ message }) => {
-          out.push(decodeEvent(message.value!));
-          if (out.length >= expected) {
-            clearTimeout(timer);
-            resolve();
-          }
-        },
-      });
-    });
-  } finally {
-    await consumer.disconnect();
-  }
-  return out;
+  const messages = await readTopicMessages(kafka(), backends.topic, expected, {
+    groupId: `${backends.groupId}-inspect-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`,
+    timeoutMs: 30_000,
+  });
+  return messages.map((m) => decodeEvent(m.value));
 }
 
 /** True when the test's consumer group has committed every partition up to its end. */

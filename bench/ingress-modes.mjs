@@ -18,7 +18,8 @@
  * --pipelining, --bodyBytes, --keys, --warmup, or BENCH_* env), plus
  * BENCH_ENGINES=inline,pool (default both), BENCH_AUTH=api-key,signed (default
  * both), BENCH_PROFILE=1 (node --cpu-prof on the ingress node; the
- * .cpuprofile files land in the run's work directory) and BENCH_SG_YAML (extra
+ * .cpuprofile files land in the run's work directory), BENCH_NODE_ARGS (extra
+ * node flags for the ingress nodes, e.g. --trace-gc) and BENCH_SG_YAML (extra
  * top-level YAML for the ingress nodes, e.g. kafka producer knobs, for A/B runs). Results: console and
  * bench/ingress-modes.md.
  */
@@ -170,7 +171,7 @@ async function main() {
       port: await freePort(),
       roles: ['ingress'],
       logFile: join(workDir, `ingress-${name}.log`),
-      nodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${workDir}`] : [],
+      nodeArgs: [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${workDir}`] : []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)],
     });
     const port = new URL(sg.base).port;
     for (const auth of auths) {

@@ -106,7 +106,12 @@ t.test('random requests: never a 5xx, always an answer, only 202s are written', 
   );
   // What the runs reached, so a reader can see the property got past the first checks.
   t.comment([...seen].sort((a, b) => b[1] - a[1]).map(([c, n]) => `${c} ×${n}`).join(', '));
-  t.ok(accepted > 0 && seen.size > 8, 'the random requests reached acceptance and many different refusals');
+  // The reach check asks only for what every run gets many times over (each of
+  // these kinds came 10+ times in 400 requests): the rarer refusals come 0–6
+  // times, and requiring them made the test fail by chance (a CI run saw 8 kinds).
+  t.ok(accepted > 0, 'some random requests were accepted');
+  const common = ['404 not_found', '401 invalid_signature', '413 payload_too_large', '400 invalid_header', '401 missing_api_key'];
+  t.same(common.filter((kind) => !seen.has(kind)), [], 'the random requests reached the refusals of every stage');
   t.equal((await api.request('GET', '/healthz')).status, 200, 'still serving');
   t.equal(await countRecords(backends), before + accepted, `the ${accepted} accepted events and nothing else are in the topic`);
 });

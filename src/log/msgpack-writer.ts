@@ -89,12 +89,25 @@ function writeMap(object: { readonly [key: string]: Packable | undefined }): voi
 function writeArrayHeader(length: number): void {
   room(5);
   if (length < 0x10) chunk[at++] = 0x90 | length;
-  else if (length < 0x10000) {
-    chunk[at] = 0xdc;
+  else sized(length, 0, 0xdc, 0xdd);
+}
+
+/**
+ * A type byte and `length` (or an unsigned value) in 1, 2 or 4 bytes, the
+ * smallest form that holds it; `tag8` 0 when the type has no 1-byte form.
+ * The caller has made room for 5 bytes.
+ */
+function sized(length: number, tag8: number, tag16: number, tag32: number): void {
+  if (length < 0x100 && tag8 !== 0) {
+    chunk[at] = tag8;
+    chunk[at + 1] = length;
+    at += 2;
+  } else if (length < 0x10000) {
+    chunk[at] = tag16;
     chunk.writeUInt16BE(length, at + 1);
     at += 3;
   } else {
-    chunk[at] = 0xdd;
+    chunk[at] = tag32;
     chunk.writeUInt32BE(length, at + 1);
     at += 5;
   }
@@ -104,18 +117,7 @@ function writeNumber(value: number): void {
   room(9);
   if (value >>> 0 === value) {
     if (value < 0x80) chunk[at++] = value;
-    else if (value < 0x100) {
-      chunk[at++] = 0xcc;
-      chunk[at++] = value;
-    } else if (value < 0x10000) {
-      chunk[at] = 0xcd;
-      chunk.writeUInt16BE(value, at + 1);
-      at += 3;
-    } else {
-      chunk[at] = 0xce;
-      chunk.writeUInt32BE(value, at + 1);
-      at += 5;
-    }
+    else sized(value, 0xcc, 0xcd, 0xce);
   } else if (value >> 0 === value) {
     if (value >= -0x20) chunk[at++] = value & 0xff;
     else if (value >= -0x80) {
@@ -147,18 +149,9 @@ function writeString(value: string): void {
   const bytes = value.length < 64 ? utf8Short(value, at + reserved) : (chunk as Utf8Writable).utf8Write(value, at + reserved, maxBytes);
   const needed = headerBytes(bytes);
   if (needed < reserved) chunk.copyWithin(at + needed, at + reserved, at + reserved + bytes);
-  if (needed === 1) chunk[at] = 0xa0 | bytes;
-  else if (needed === 2) {
-    chunk[at] = 0xd9;
-    chunk[at + 1] = bytes;
-  } else if (needed === 3) {
-    chunk[at] = 0xda;
-    chunk.writeUInt16BE(bytes, at + 1);
-  } else {
-    chunk[at] = 0xdb;
-    chunk.writeUInt32BE(bytes, at + 1);
-  }
-  at += needed + bytes;
+  if (needed === 1) chunk[at++] = 0xa0 | bytes;
+  else sized(bytes, 0xd9, 0xda, 0xdb);
+  at += bytes;
 }
 
 /** Buffer's own UTF-8 writer without the argument checks of Buffer#write (it is a public method of Node's Buffer). */
@@ -204,20 +197,8 @@ function headerBytes(length: number): number {
 }
 
 function writeBin(value: Buffer): void {
-  const length = value.length;
-  room(length + 5);
-  if (length < 0x100) {
-    chunk[at++] = 0xc4;
-    chunk[at++] = length;
-  } else if (length < 0x10000) {
-    chunk[at] = 0xc5;
-    chunk.writeUInt16BE(length, at + 1);
-    at += 3;
-  } else {
-    chunk[at] = 0xc6;
-    chunk.writeUInt32BE(length, at + 1);
-    at += 5;
-  }
+  room(value.length + 5);
+  sized(value.length, 0xc4, 0xc5, 0xc6);
   value.copy(chunk, at);
-  at += length;
+  at += value.length;
 }

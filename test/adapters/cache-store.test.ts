@@ -32,6 +32,15 @@ for (const [name, make] of adapters) {
     t.equal(await store.get('nonce'), 'first');
     const racers = await Promise.all(Array.from({ length: 20 }, (_v, i) => store.setIfAbsent('race', String(i), 10_000)));
     t.equal(racers.filter(Boolean).length, 1, 'exactly one of concurrent set-if-absent calls wins');
+    // Calls of one turn may travel together (Redis): each keeps its own value and expiry, and order decides.
+    t.same(
+      await Promise.all([store.setIfAbsent('m1', 'a', 50), store.setIfAbsent('m2', 'b', 10_000), store.setIfAbsent('m1', 'c', 10_000)]),
+      [true, true, false],
+      'several keys at once: each set-if-absent answers for its own key, the first call for a key wins',
+    );
+    t.same([await store.get('m1'), await store.get('m2')], ['a', 'b'], 'each key holds the value its winning call gave');
+    await sleep(120);
+    t.same([await store.get('m1'), await store.get('m2')], [null, 'b'], 'each key expires after its own TTL');
 
     t.equal(await store.setIfEqualsOrAbsent('res', 'mine', 'done', 10_000), true, 'absent: set');
     t.equal(await store.setIfEqualsOrAbsent('res', 'other', 'stolen', 10_000), false, 'held by another value: refused');
@@ -60,3 +69,11 @@ for (const [name, make] of adapters) {
     t.same(got, ['hello'], 'subscribers get messages of their channel only');
   });
 }
+
+t.test('redis: when Redis cannot answer, every set-if-absent of the batch fails (none is reported as set)', async (t) => {
+  const store = new RedisCacheStore(REDIS_URL, `sgtest:${uniqueSuffix()}:`, createLogger('silent'));
+  t.equal(await store.setIfAbsent('n', '1', 10_000), true);
+  await store.close();
+  const outcomes = await Promise.allSettled([store.setIfAbsent('a', '1', 10_000), store.setIfAbsent('b', '1', 10_000)]);
+  t.same(outcomes.map((o) => o.status), ['rejected', 'rejected']);
+});

@@ -9,9 +9,11 @@
  * price of writing to Kafka on the same two cores.
  *
  * Started by ingress-modes.mjs with fork(); env KAFKA_BROKERS and
- * BENCH_TOPIC; reports its port over IPC.
+ * BENCH_TOPIC; argv[2] puts it behind a relay (lib/listen-bare.mjs); reports
+ * its port over IPC.
  */
 import uWS from 'uWebSockets.js';
+import { listenBare } from './lib/listen-bare.mjs';
 import { loadConfig } from '../dist/config/load-config.js';
 import { createKafka, ensureTopic } from '../dist/log/kafka-client.js';
 import { KafkaWriter } from '../dist/log/kafka-writer.js';
@@ -58,13 +60,14 @@ app.any('/*', (res) => {
   res.writeStatus('404 Not Found').end();
 });
 
-app.listen('127.0.0.1', 0, (token) => {
-  if (!token) {
-    console.error('bare-kafka-server: cannot listen');
+// argv[2]: none (default), guard or pipe: see lib/listen-bare.mjs.
+listenBare(app, process.argv[2]).then(
+  (port) => process.send?.({ type: 'ready', port }),
+  (err) => {
+    console.error(`bare-kafka-server: ${err.message}`);
     process.exit(1);
-  }
-  process.send?.({ type: 'ready', port: uWS.us_socket_local_port(token) });
-});
+  },
+);
 
 process.on('SIGTERM', () => process.exit(0));
 process.on('disconnect', () => process.exit(0));

@@ -5,9 +5,11 @@
  * reported as a fraction of this ceiling, measured in the same run and on the
  * same machine so machine noise largely cancels out.
  *
- * Started by run.mjs with fork(); reports its port over IPC.
+ * Started by run.mjs and ingress-modes.mjs with fork(), optionally behind a
+ * relay (argv[2], see lib/listen-bare.mjs); reports its port over IPC.
  */
 import uWS from 'uWebSockets.js';
+import { listenBare } from './lib/listen-bare.mjs';
 
 const ANSWER = '{"eventId":"evt_x"}';
 
@@ -32,13 +34,14 @@ app.any('/*', (res) => {
   res.writeStatus('404 Not Found').end();
 });
 
-app.listen('127.0.0.1', 0, (token) => {
-  if (!token) {
-    console.error('bare-server: cannot listen');
+// argv[2]: none (default), guard or pipe: see lib/listen-bare.mjs.
+listenBare(app, process.argv[2]).then(
+  (port) => process.send?.({ type: 'ready', port }),
+  (err) => {
+    console.error(`bare-server: ${err.message}`);
     process.exit(1);
-  }
-  process.send?.({ type: 'ready', port: uWS.us_socket_local_port(token) });
-});
+  },
+);
 
 // Open keep-alive sockets would keep the process up; the bench is done with it.
 process.on('SIGTERM', () => process.exit(0));

@@ -9,6 +9,8 @@
  *               compared with the baseline made by the same generator)
  *               autocannon ──► bare-kafka-server.mjs (the same, but each body is
  *               appended to Kafka before the 202): the durable floor
+ *               autocannon ──► header guard ──► bare-kafka-server.mjs (when a
+ *               guard-on variant runs): the durable floor with the guard
  *   per variant (ingress.validation = inline or pool, server.headerGuard on or off) a fresh
  *               `streamgate start --roles ingress` node:
  *                 api-key  autocannon ──► POST /events/<ten>/bench-api
@@ -149,18 +151,24 @@ async function main() {
   await stopChild(bare);
 
   // ---- second baselines: bare uWS that appends each body to Kafka before answering ----
-  const durable = {};
-  const bareKafka = forkChild('bare-kafka-server', BARE_KAFKA_SERVER, [], { env: { ...process.env, KAFKA_BROKERS: brokers.join(','), BENCH_TOPIC: topic } });
-  const { port: bareKafkaPort } = await waitForMessage(bareKafka, 'ready');
-  for (const auth of auths) {
-    say(`baseline + Kafka, ${auth} requests`);
-    if (options.warmup) await load(bareKafkaPort, requestSets[auth], options.warmup);
-    const meter = startCpuMeter({ server: bareKafka.pid, autocannon: process.pid, kafka: kafkaPid });
-    durable[auth] = await load(bareKafkaPort, requestSets[auth], options.duration);
-    durable[auth].cpu = meter();
-    say(`   ${Math.round(durable[auth].acceptedPerS)} ev/s, p99 ${durable[auth].p99} ms`);
+  // Behind the header guard too when a guard-on variant is measured: the floor
+  // for those rows is a durable ingress that also pays the guard's relay.
+  const durable = { none: {}, guard: {} };
+  for (const relay of guards.includes('on') ? ['none', 'guard'] : ['none']) {
+    const label = relay === 'none' ? 'baseline + Kafka' : 'baseline + Kafka + guard';
+    const bareKafka = forkChild(`bare-kafka-server-${relay}`, BARE_KAFKA_SERVER, [relay], { env: { ...process.env, KAFKA_BROKERS: brokers.join(','), BENCH_TOPIC: topic } });
+    const { port: bareKafkaPort } = await waitForMessage(bareKafka, 'ready');
+    for (const auth of auths) {
+      say(`${label}, ${auth} requests`);
+      if (options.warmup) await load(bareKafkaPort, requestSets[auth], options.warmup);
+      const meter = startCpuMeter({ server: bareKafka.pid, autocannon: process.pid, kafka: kafkaPid });
+      const result = await load(bareKafkaPort, requestSets[auth], options.duration);
+      result.cpu = meter();
+      durable[relay][auth] = result;
+      say(`   ${Math.round(result.acceptedPerS)} ev/s, p99 ${result.p99} ms`);
+    }
+    await stopChild(bareKafka);
   }
-  await stopChild(bareKafka);
 
   // ---- streamgate, one fresh ingress-only node per variant -----------------------
   const rows = [];
@@ -182,7 +190,7 @@ async function main() {
       const result = await load(port, requestSets[auth], options.duration);
       result.cpu = meter();
       result.written = (await kafka.countEvents(topic)) - before;
-      rows.push({ engine, guard, auth, result, baseline: baselines[auth], durable: durable[auth] });
+      rows.push({ engine, guard, auth, result, baseline: baselines[auth], durable: durable.none[auth], guarded: durable.guard[auth] });
       say(`   ${Math.round(result.acceptedPerS)} ev/s (${pct(result.acceptedPerS / baselines[auth].acceptedPerS)} of baseline), p99 ${result.p99} ms, non-2xx ${result.non2xx}`);
     }
     const stopped = await stopChild(sg.child, 30_000);
@@ -219,18 +227,32 @@ function report({ options: o, auths, baselines, durable, rows, profile, workDir 
   out.push('- streamgate: `streamgate start --roles ingress` (no delivery, no management), one fresh node per variant, Kafka acks=all; guard = server.headerGuard (the relay thread in front of uWS)');
   out.push('- baseline: bare uWebSockets.js answering 202 at once, loaded by the same request generator (the signed generator signs every request)');
   out.push("- baseline + Kafka: bare uWebSockets.js that appends each body to Kafka (streamgate's writer, acks=all) before answering 202 (bench/bare-kafka-server.mjs): the least a durable ingress does; 'vs + Kafka' compares streamgate with it");
+  out.push("- baseline + Kafka + guard: the same behind streamgate's header guard thread (uWS on a Unix socket, as streamgate with the guard on): the least a durable ingress with the guard does; 'vs + Kafka + guard' compares the guard-on rows with it");
   if (profile) out.push(`- profiled with --cpu-prof: profiles in ${workDir}`);
   out.push('');
   out.push(table(
-    ['phase', 'accepted ev/s', 'vs baseline', 'vs + Kafka', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', '2xx in (s) / records written', 'server CPU µs/event', 'CPU'],
+    ['phase', 'accepted ev/s', 'vs baseline', 'vs + Kafka', 'vs + Kafka + guard', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', '2xx in (s) / records written', 'server CPU µs/event', 'CPU'],
     [
-      ...auths.map((auth) => ['baseline, ' + auth + ' requests', int(baselines[auth].acceptedPerS), '100 %', '–', ms(baselines[auth].p50), ms(baselines[auth].p99), ms(baselines[auth].max), int(baselines[auth].non2xx), int(baselines[auth].errors), '–', perEvent(baselines[auth], 'server'), cpuText(baselines[auth].cpu)]),
-      ...auths.map((auth) => ['baseline + Kafka, ' + auth + ' requests', int(durable[auth].acceptedPerS), pct(durable[auth].acceptedPerS / baselines[auth].acceptedPerS), '100 %', ms(durable[auth].p50), ms(durable[auth].p99), ms(durable[auth].max), int(durable[auth].non2xx), int(durable[auth].errors), '–', perEvent(durable[auth], 'server'), cpuText(durable[auth].cpu)]),
-      ...rows.map(({ engine, guard, auth, result, baseline, durable: floor }) => [
+      ...auths.map((auth) => ['baseline, ' + auth + ' requests', int(baselines[auth].acceptedPerS), '100 %', '–', '–', ms(baselines[auth].p50), ms(baselines[auth].p99), ms(baselines[auth].max), int(baselines[auth].non2xx), int(baselines[auth].errors), '–', perEvent(baselines[auth], 'server'), cpuText(baselines[auth].cpu)]),
+      ...['none', 'guard'].flatMap((relay) =>
+        auths.filter((auth) => durable[relay][auth]).map((auth) => {
+          const d = durable[relay][auth];
+          return [
+            `baseline + Kafka${relay === 'guard' ? ' + guard' : ''}, ${auth} requests`,
+            int(d.acceptedPerS),
+            pct(d.acceptedPerS / baselines[auth].acceptedPerS),
+            relay === 'none' ? '100 %' : pct(d.acceptedPerS / durable.none[auth].acceptedPerS),
+            relay === 'guard' ? '100 %' : '–',
+            ms(d.p50), ms(d.p99), ms(d.max), int(d.non2xx), int(d.errors), '–', perEvent(d, 'server'), cpuText(d.cpu),
+          ];
+        }),
+      ),
+      ...rows.map(({ engine, guard, auth, result, baseline, durable: floor, guarded }) => [
         `${auth}, validation ${engine}, guard ${guard}`,
         int(result.acceptedPerS),
         pct(result.acceptedPerS / baseline.acceptedPerS),
         pct(result.acceptedPerS / floor.acceptedPerS),
+        guard === 'on' ? pct(result.acceptedPerS / guarded.acceptedPerS) : '–',
         ms(result.p50), ms(result.p99), ms(result.max), int(result.non2xx), int(result.errors), `${int(result.accepted)} in ${result.durationS.toFixed(1)} / ${int(result.written)}`, perEvent(result, 'streamgate'), cpuText(result.cpu),
       ]),
     ],

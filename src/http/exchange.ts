@@ -27,7 +27,7 @@ export interface Exchange {
   answered: boolean;
   send(status: number, body: string | Buffer, headers?: Record<string, string>, closeConnection?: boolean): void;
   sendJson(status: number, value: unknown): void;
-  /** Closes the connection after the answer when `closeConnection` (by default only for payload_too_large). */
+  /** Closes the connection after the answer when `closeConnection`; payload_too_large asks the client to close instead. */
   sendError(err: ServiceError, extraHeaders?: Record<string, string>, closeConnection?: boolean): void;
 }
 
@@ -116,9 +116,18 @@ class UwsExchange implements Exchange {
     this.send(status, JSON.stringify(value), JSON_HEADERS);
   }
 
-  // A refused body may still be streaming in: close rather than read it.
-  sendError(err: ServiceError, extraHeaders?: Record<string, string>, closeConnection = err.code === 'payload_too_large'): void {
-    this.send(err.status, errorEnvelope(err), extraHeaders ? { ...JSON_HEADERS, ...extraHeaders } : JSON_HEADERS, closeConnection);
+  /**
+   * A refused body may still be streaming in (payload_too_large). Closing at
+   * once would leave its bytes unread, the kernel would reset the connection,
+   * and the reset can destroy the answer before the client reads it (seen with
+   * chunked uploads when the header guard is off). So the answer says
+   * `connection: close` and the socket stays open: uWS reads and drops the rest
+   * of the body, and the client closes once it has the answer.
+   */
+  sendError(err: ServiceError, extraHeaders?: Record<string, string>, closeConnection = false): void {
+    let headers: Record<string, string> = extraHeaders ? { ...JSON_HEADERS, ...extraHeaders } : JSON_HEADERS;
+    if (err.code === 'payload_too_large' && !closeConnection) headers = { ...headers, connection: 'close' };
+    this.send(err.status, errorEnvelope(err), headers, closeConnection);
   }
 }
 

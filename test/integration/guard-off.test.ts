@@ -1,0 +1,88 @@
+import t from 'tap';
+import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
+import { freshBackends } from '../helpers/backends.js';
+import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js';
+import { countRecords } from '../helpers/topic.js';
+
+/**
+ * server.headerGuard: false (uWS owns the port; for deployments whose proxy
+ * already refuses malformed heads). Everything but the guard's own rules must
+ * answer as with the guard: accepted events are written, refusals carry the
+ * reference's code, and a too-large body's 413 reaches the client whole.
+ * The chunked over-limit case runs against a guard-on node too: the guard
+ * refuses it itself, by counting chunks.
+ */
+const backends = await freshBackends(t);
+const creds = await bootstrapDatabase(backends.databaseUrl);
+const node = await startTestNode(t, backends, { server: { port: 0, host: '127.0.0.1', headerGuard: false } });
+const api = clientFor(node.port, creds);
+// The default (guard on), for the cases both must answer alike.
+const guarded = await startTestNode(t, backends, {});
+
+t.test('guard off: an API-key event is accepted and written; a bad key is refused and writes nothing', async (t) => {
+  await api.manage('PUT', api.tenantPath('/queues/plain'), {});
+  const before = await countRecords(backends);
+  const ok = await api.postEvent('plain', JSON.stringify({ a: 1 }));
+  t.equal(ok.status, 202, JSON.stringify(ok.body));
+  t.match(ok.body.eventId, /^evt_/);
+  const bad = await api.request('POST', `/events/${creds.tenantPublicId}/plain`, { raw: '{}', headers: { 'content-type': 'application/json', 'x-api-key': 'sk_wrong' } });
+  t.equal(bad.status, 401);
+  t.equal(bad.body.error.code, 'invalid_api_key');
+  t.equal(await countRecords(backends), before + 1, 'only the accepted event was written');
+});
+
+t.test('guard off: an event body over the limit is 413 payload_too_large, answered whole', async (t) => {
+  const before = await countRecords(backends);
+  for (let i = 0; i < 5; i++) {
+    const over = await api.postEvent('plain', randomBytes(1_048_577), { 'content-type': 'application/octet-stream' });
+    t.equal(over.status, 413);
+    t.equal(over.body?.error?.code, 'payload_too_large');
+  }
+  t.equal(await countRecords(backends), before, 'nothing written');
+});
+
+t.test('guard off: a management body over the limit is 413 payload_too_large, answered whole, asking the client to close', async (t) => {
+  for (let i = 0; i < 5; i++) {
+    const res = await api.manage('PUT', api.tenantPath('/queues/too-big'), { note: 'n'.repeat(300_000) });
+    t.equal(res.status, 413);
+    t.equal(res.body?.error?.code, 'payload_too_large');
+    t.equal(res.headers.get('connection'), 'close');
+  }
+  t.equal((await api.manage('GET', api.tenantPath('/queues/too-big'))).status, 404, 'nothing saved');
+});
+
+/** Sends `total` bytes chunked (no Content-Length) in 64 KiB writes; resolves with the answer, or the error that ended it. */
+function postChunked(port: number, path: string, headers: Record<string, string>, total: number): Promise<{ status: number; body: string } | { error: string }> {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', (err) => resolve({ error: err.message }));
+    });
+    req.on('error', (err) => resolve({ error: err.message }));
+    const piece = Buffer.alloc(65_536, 'x');
+    let sent = 0;
+    const pump = () => {
+      while (sent < total) {
+        sent += piece.length;
+        if (!req.write(piece)) return void req.once('drain', pump);
+      }
+      req.end();
+    };
+    pump();
+  });
+}
+
+for (const [mode, port] of [['off', node.port], ['on', guarded.port]] as const) {
+  t.test(`guard ${mode}: a chunked body that grows over the limit is 413 payload_too_large, answered whole`, async (t) => {
+    const before = await countRecords(backends);
+    for (let i = 0; i < 5; i++) {
+      const res = await postChunked(port, `/events/${creds.tenantPublicId}/plain`, { 'x-api-key': creds.ingressKey, 'content-type': 'application/octet-stream' }, 4 * 1_048_576);
+      t.same('status' in res ? [res.status, JSON.parse(res.body).error.code] : res, [413, 'payload_too_large'], `attempt ${i + 1}`);
+    }
+    t.equal(await countRecords(backends), before, 'nothing written');
+  });
+}

@@ -1,7 +1,7 @@
 import type { IngressAuth } from '../auth/ingress-auth.js';
 import { ServiceError } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
-import { newId } from '../ids.js';
+import { newEventId } from '../ids.js';
 import type { EventLogWriter } from '../log/event-log.js';
 import type { EventRecord } from '../log/event-record.js';
 import { acceptedChannel } from '../observability/channels.js';
@@ -66,14 +66,15 @@ export function postEventHandler(deps: PostEventDeps, sandbox: boolean) {
     if (queue.settings.groupKeyRequired && ctx.groupKey === null) throw new ServiceError('context_group_key_required');
     const mappedHeaders = liftMappedHeaders(queue.settings.mappedHeaders, values, deps.mappedHeaderMaxBytes);
 
+    const receivedAt = Date.now();
     const record: EventRecord = {
       v: 1,
-      id: newId('evt'),
+      id: newEventId(receivedAt),
       tenantPublicId: queue.tenantPublicId,
       workspaceId: queue.workspaceId,
       queueId: queue.queueId,
       queueName: queue.queueName,
-      receivedAt: Date.now(),
+      receivedAt,
       contentType: headers['content-type'] ?? null,
       idempotencyKey,
       eventType: ctx.eventType,

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ManagementAuth } from '../auth/management-auth.js';
 import { deliveryStream } from '../delivery/delivery-stream.js';
 import { ServiceError } from '../errors.js';
@@ -9,9 +10,18 @@ import { RedeliveryRepo } from '../storage/redelivery-repo.js';
 import type { WorkspaceRow } from '../storage/topology-repo.js';
 import { FieldReader, readJsonObject } from './json-body.js';
 import { decodePathSegment } from '../http/path-segment.js';
+import { eventIdTime } from '../ids.js';
 
 /** Events listed by one sandbox run answer, at most. */
 const RUN_LIMIT = 1000;
+/**
+ * An event id minted this recently whose event is not in the attempt log yet
+ * is most likely still on its way from the log to delivery: its GET waits (up
+ * to FRESH_WAIT_MS, polling) instead of answering 404 a moment too early.
+ */
+const FRESH_MS = 10_000;
+const FRESH_WAIT_MS = 3_000;
+const FRESH_POLL_MS = 100;
 
 /**
  * Inspection and redelivery (contract §6):
@@ -22,7 +32,9 @@ const RUN_LIMIT = 1000;
  *
  * What is shown comes from the attempt log delivery writes in batches, so an
  * event appears once a delivery node has consumed it (normally within a
- * fraction of a second of its 202) and attempts show up to ~100 ms late.
+ * fraction of a second of its 202) and attempts show up to ~100 ms late. A GET
+ * for an event received in the last 10 s that is not there yet waits for it
+ * (up to 3 s) rather than answering 404 at once.
  */
 export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void {
   const log = new DeliveryLogRepo(ctx.sql);
@@ -34,7 +46,16 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
 
   ctx.router.add('get', `${base}/events/:eventId`, opts, async (ex) => {
     const ws = await access(ex);
-    const event = await log.event(ws.id, decodePathSegment(ex.params[1]!));
+    const eventId = decodePathSegment(ex.params[1]!);
+    let event = await log.event(ws.id, eventId);
+    const minted = eventIdTime(eventId);
+    if (!event && minted !== null && Math.abs(Date.now() - minted) < FRESH_MS) {
+      const until = Math.min(minted + FRESH_MS, Date.now() + FRESH_WAIT_MS);
+      while (!event && !ex.aborted && Date.now() < until) {
+        await sleep(FRESH_POLL_MS);
+        event = await log.event(ws.id, eventId);
+      }
+    }
     if (!event) throw new ServiceError('not_found', 'No such event (an event shows here once delivery has picked it up).');
     ex.sendJson(200, eventJson(ws, event));
   });

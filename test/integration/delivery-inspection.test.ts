@@ -1,4 +1,5 @@
 import t from 'tap';
+import { newEventId } from '../../src/ids.js';
 import { freshBackends } from '../helpers/backends.js';
 import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -57,6 +58,29 @@ t.test('GET …/events/{id}: the event, its deliveries per target and every atte
   t.equal(missing.body.error.code, 'not_found');
   const noKey = await api.request('GET', api.tenantPath(`/events/${posted.body.eventId}`));
   t.equal(noKey.status, 401, 'inspection needs management credentials');
+});
+
+t.test('GET right after the 202 finds the event without polling; an unknown id minted moments ago is 404 after a bounded wait', async (t) => {
+  const receiver = await startReceiver(t);
+  await api.wire('fresh', 'fresh-target', `${receiver.url}/fresh`);
+  for (let i = 0; i < 5; i++) {
+    const posted = await api.postEvent('fresh', `{"i":${i}}`);
+    t.equal(posted.status, 202);
+    const got = await api.manage('GET', api.tenantPath(`/events/${posted.body.eventId}`));
+    t.equal(got.status, 200, `event ${i}, asked at once: ${JSON.stringify(got.body)}`);
+    t.equal(got.body.eventId, posted.body.eventId);
+    t.match(got.body.deliveries, [{ target: 'fresh-target', status: /^(pending|delivered)$/ }]);
+  }
+  // An id of the right shape and time that was never posted.
+  let started = Date.now();
+  const forged = await api.manage('GET', api.tenantPath(`/events/${newEventId(Date.now())}`));
+  t.equal(forged.status, 404);
+  t.equal(forged.body.error.code, 'not_found');
+  t.ok(Date.now() - started < 5_000, `answered after ${Date.now() - started} ms`);
+  started = Date.now();
+  const old = await api.manage('GET', api.tenantPath(`/events/${newEventId(Date.now() - 60_000)}`));
+  t.equal(old.status, 404);
+  t.ok(Date.now() - started < 1_000, `an old id is not waited for (${Date.now() - started} ms)`);
 });
 
 t.test('a failing delivery shows as retrying while it waits', async (t) => {

@@ -88,7 +88,7 @@ async function exercise(target: string, hs: Array<[string, string | Buffer]>, pa
   seen.set(code, (seen.get(code) ?? 0) + 1);
   if (res.status === 202) {
     accepted++;
-    if (!/^\{"eventId":"evt_[A-Za-z0-9_-]{22}"(,"replayed":true)?\}$/.test(res.body)) throw new Error(`odd 202 body ${res.body}`);
+    if (!/^\{"eventId":"evt_[A-Za-z0-9_-]{24}"(,"replayed":true)?\}$/.test(res.body)) throw new Error(`odd 202 body ${res.body}`);
     if (res.body.includes('replayed')) accepted--;
   } else if (res.status >= 400) {
     const parsed = JSON.parse(res.body) as { error?: { code?: unknown; message?: unknown } };

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { hasPrefix, newId, randomBytesPooled, type IdPrefix } from '../../src/ids.js';
+import { eventIdTime, hasPrefix, newEventId, newId, randomBytesPooled, type IdPrefix } from '../../src/ids.js';
 
 // Contract §1 prefixes.
 const PREFIXES: IdPrefix[] = ['lic', 'ten', 'cat', 'pkg', 'int', 'act', 'evt', 'que', 'tgt', 'key', 'sub', 'run', 'att'];
@@ -57,4 +57,26 @@ t.test('hasPrefix', async (t) => {
   t.equal(hasPrefix(`ten_${'a'.repeat(500)}`, 'ten'), false, 'absurdly long');
   t.equal(hasPrefix('tenx_aaaaaaaaaaaaaaaaaaaaaa', 'ten'), false);
   t.equal(hasPrefix('TEN_aaaaaaaaaaaaaaaaaaaaaa', 'ten'), false, 'prefix is case-sensitive');
+});
+
+t.test('event ids: evt_ and 24 URL-safe characters that carry the receive time and 96 random bits', async (t) => {
+  const now = Date.now();
+  const id = newEventId(now);
+  t.match(id, /^evt_[A-Za-z0-9_-]{24}$/);
+  t.equal(hasPrefix(id, 'evt'), true);
+  t.equal(eventIdTime(id), now, 'the time reads back');
+  for (const ms of [0, 1, 2 ** 40 + 12345, 2 ** 48 - 1]) t.equal(eventIdTime(newEventId(ms)), ms, `time ${ms}`);
+  // Minted in the same millisecond: the 16 characters after the time carry the randomness.
+  const ids = Array.from({ length: 4000 }, () => newEventId(now).slice(12));
+  t.equal(new Set(ids).size, 4000, 'all distinct within one millisecond');
+  let bits = 0;
+  for (let i = 0; i < 16; i++) bits += Math.log2(new Set(ids.map((x) => x[i])).size);
+  t.ok(bits >= 95, `about ${bits.toFixed(1)} bits observed in 16 characters (96 drawn)`);
+});
+
+t.test('eventIdTime is null for ids without a time', async (t) => {
+  t.equal(eventIdTime(newId('evt')), null, 'a 22-character event id (before times were added)');
+  t.equal(eventIdTime(newEventId(Date.now()).replace('evt_', 'tgt_')), null, 'another prefix');
+  t.equal(eventIdTime(`evt_${'a'.repeat(23)}!`), null, 'not base64url');
+  t.equal(eventIdTime(`evt_${'a'.repeat(25)}`), null, 'too long');
 });

@@ -24,12 +24,16 @@ fi
 STREAMGATE_INSTALL_KCAT="${STREAMGATE_INSTALL_KCAT:-0}" bash config/infra/up.sh
 echo "[test] building"
 npm run --silent build
+# tap runs the .ts tests without checking types: check them here, strictly, as src is.
+typecheck=0
+echo "[test] type-checking the tests (test/tsconfig.json)"
+npx tsc -p test/tsconfig.json || { echo "[test] the test files do not type-check (see above)"; typecheck=1; }
 
 if [[ $# -gt 0 ]]; then
   exec npx tap "$@"
 fi
 
-status=0
+status=$typecheck
 dirs=(test/unit test/adapters test/integration)
 [[ -n "$(find test/cluster -name '*.test.ts' 2>/dev/null)" ]] && dirs+=(test/cluster)
 echo "[test] backend: kafka (Kafka + Redis + PostgreSQL)"

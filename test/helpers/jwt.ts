@@ -29,7 +29,7 @@ export function ecKeys() {
 }
 
 /** Standard claims valid for the next hour. */
-export function claimsFor(sub: string, issuer: string, audience: string, extra: Claims = {}): Claims {
+export function claimsFor(sub: string, issuer: string, audience: string | string[], extra: Claims = {}): Claims {
   const now = Math.floor(Date.now() / 1000);
   return { iss: issuer, aud: audience, sub, iat: now, exp: now + 3600, ...extra };
 }

@@ -64,7 +64,7 @@ t.test('retryPolicy: validated, stored and shown', async (t) => {
   t.same(saved.body.retryPolicy, { scheduleSeconds: [1, 10, 60], horizonSeconds: 3600, retryableStatuses: [404, 409] });
   const none = await api.manage('PUT', api.tenantPath('/targets/no-policy'), { url });
   t.equal(none.body.retryPolicy, null, 'null: the service defaults apply');
-  const bad: object[] = [
+  const bad: unknown[] = [
     { scheduleSeconds: [], horizonSeconds: 10 },
     { scheduleSeconds: [-1], horizonSeconds: 10 },
     { scheduleSeconds: [1.5], horizonSeconds: 10 },

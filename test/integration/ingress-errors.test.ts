@@ -60,7 +60,7 @@ const marked = (kind: 'refused' | 'accepted', extra: object = {}) => {
   return JSON.stringify({ marker, ...extra });
 };
 
-async function refused(t: Test, send: () => Promise<Pick<ApiResponse, 'status' | 'body'>>, status: number, code: string): Promise<void> {
+async function refused(t: Test, send: () => Promise<Pick<ApiResponse<any>, 'status' | 'body'>>, status: number, code: string): Promise<void> {
   const before = await countRecords(backends);
   const res = await send();
   t.equal(res.status, status, `status ${status}`);

@@ -74,7 +74,8 @@ const producerReads = [`/waas/producer/${T}/catalog`, `/waas/producer/${T}/integ
 const call = (method: string, path: string, headers: Record<string, string>, body?: object) => api.request(method, path, { body, headers });
 
 t.test('no credentials, a bad key or a wrong license header: 401 unauthorized', async (t) => {
-  for (const headers of [{}, { 'x-api-key': 'qak_key_nope.nope' }, { 'x-api-key': creds.buildKey, 'x-license-publicid': other.licensePublicId }, { authorization: 'Basic abc' }]) {
+  const attempts: Record<string, string>[] = [{}, { 'x-api-key': 'qak_key_nope.nope' }, { 'x-api-key': creds.buildKey, 'x-license-publicid': other.licensePublicId }, { authorization: 'Basic abc' }];
+  for (const headers of attempts) {
     for (const [method, path, body] of [writes[0]!, ['GET', producerReads[0]!] as [string, string]]) {
       const res = await call(method, path, headers, body);
       t.equal(res.status, 401, `${method} ${path} with ${Object.keys(headers).join('+') || 'nothing'}`);

@@ -2,7 +2,6 @@ import t from 'tap';
 import { freshBackends } from '../helpers/backends.js';
 import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js';
 import { connectDatabase } from '../../src/storage/db.js';
-import { Waas } from '../helpers/waas.js';
 
 // PUT /waas/streams, rules 1–5 of reference §4, the no-op re-apply, and the
 // catalog, against real Postgres and Redis (management only: no delivery here).
@@ -10,7 +9,6 @@ const backends = await freshBackends(t);
 const creds = await bootstrapDatabase(backends.databaseUrl);
 const node = await startTestNode(t, backends, { roles: ['management'] });
 const api = clientFor(node.port, creds);
-const waas = new Waas(api);
 const sql = connectDatabase(backends.databaseUrl, 2);
 t.teardown(() => sql.end());
 // The cluster's config version: bumped by every write that invalidates caches.

@@ -1,10 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { HttpDispatcher } from '../../../src/delivery/http-dispatcher.js';
 import { SsrfGuard } from '../../../src/delivery/ssrf-guard.js';
 
-async function server(t: Tap, handler: http.RequestListener): Promise<string> {
+async function server(t: Test, handler: http.RequestListener): Promise<string> {
   const srv = http.createServer(handler);
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => {
@@ -13,7 +13,6 @@ async function server(t: Tap, handler: http.RequestListener): Promise<string> {
   }));
   return `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
 }
-type Tap = Parameters<Parameters<typeof t.test>[1]>[0];
 
 const allowLoopback = new SsrfGuard(['127.0.0.0/8']);
 const body = Buffer.from('{}');
@@ -54,7 +53,7 @@ t.test('at most maxResponseBytes are read; the status is the answer', async (t) 
 
 t.test('redirects are not followed', async (t) => {
   let hits = 0;
-  const url = await server(t, (req, res) => {
+  const url = await server(t, (_req, res) => {
     hits++;
     res.writeHead(307, { location: '/elsewhere' });
     res.end();

@@ -7,7 +7,7 @@ import type { TargetRow, TopologyRepo } from '../../../src/storage/topology-repo
 // back, and when the in-process view is (and is not) reused.
 
 const target = (id: string, workspaceId = 'w1'): TargetRow => ({
-  id, publicId: `tgt_${id}`, workspaceId, name: id, url: `http://127.0.0.1:9/${id}`, settings: {}, disabledAt: null, createdAt: new Date(), updatedAt: new Date(),
+  id, publicId: `tgt_${id}`, workspaceId, name: id, url: `http://127.0.0.1:9/${id}`, settings: {}, disabledAt: null, disabledReason: null, createdAt: new Date(), updatedAt: new Date(),
 });
 
 function fixture() {

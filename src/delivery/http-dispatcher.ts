@@ -53,7 +53,7 @@ function partsOf(url: URL): UrlParts {
 
 /**
  * Sends one HTTP POST: http: targets through Http1Pool (streamgate's own
- * keep-alive HTTP/1.1 client, a third of node:http's CPU per request), https:
+ * keep-alive HTTP/1.1 client, well under half of node:http's CPU per request), https:
  * targets through a keep-alive node:https agent. At most
  * `maxSocketsPerOrigin` requests in flight per origin (the rest queue before
  * their deadline starts); the SSRF guard resolves the host and refuses

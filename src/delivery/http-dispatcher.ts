@@ -85,7 +85,7 @@ export class HttpDispatcher {
     }
     const release = this.slots.tryAcquire(parts.origin) ?? (await this.slots.acquire(parts.origin));
     try {
-      return await (parts.http1 !== null ? this.sendHttp1(req, parts.http1) : this.sendNow(req, parts));
+      return await (parts.http1 !== null ? this.sendHttp1(req, parts.http1) : this.sendHttps(req, parts));
     } finally {
       release();
     }
@@ -117,7 +117,7 @@ export class HttpDispatcher {
   }
 
   /** https: through node:https. */
-  private sendNow(req: DispatchRequest, parts: UrlParts): Promise<DispatchResult> {
+  private sendHttps(req: DispatchRequest, parts: UrlParts): Promise<DispatchResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     return new Promise<DispatchResult>((resolve) => {

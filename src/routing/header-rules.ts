@@ -33,10 +33,10 @@ export function isServiceHeader(name: string): boolean {
 /** Headers the service itself sets on every delivery (rule 1's middle layer). */
 const SERVICE_OWN = new Set(['content-type', 'idempotency-key']);
 
-/** Transport headers node:http manages; a configured value would corrupt the request. */
+/** Transport headers the HTTP clients (Http1Pool, node:https) manage; a configured value would corrupt the request. */
 const TRANSPORT = new Set(['host', 'content-length', 'connection', 'transfer-encoding', 'expect', 'upgrade', 'te', 'keep-alive']);
 
-/** What node:http can send as a header value: tab, visible ASCII, space and Latin-1 (no CR, LF, NUL). */
+/** What the HTTP clients send as a header value (as node:http): tab, visible ASCII, space and Latin-1 (no CR, LF, NUL). */
 export function isHeaderValue(value: string): boolean {
   return !/[^\t\x20-\x7e\x80-\xff]/.test(value);
 }

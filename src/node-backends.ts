@@ -7,11 +7,13 @@ import type { Logger } from './observability/logger.js';
 import type { CacheStore } from './cache/cache-store.js';
 import { MemoryCacheStore } from './cache/memory-cache-store.js';
 import { RedisCacheStore } from './cache/redis-cache-store.js';
-import type { EventLogReader, EventLogWriter } from './log/event-log.js';
+import type { EventLogReader, EventLogWriter, FoundRecord } from './log/event-log.js';
 import { createKafka, ensureTopic } from './log/kafka-client.js';
 import { KafkaWriter } from './log/kafka-writer.js';
 import { KafkaReader } from './log/kafka-reader.js';
 import { fetchRecordAt } from './log/kafka-fetch.js';
+import { findRecordSince } from './log/kafka-find.js';
+import { findEmbeddedSince } from './log/embedded-find.js';
 import { embeddedStore } from './log/embedded-store.js';
 import { EmbeddedWriter } from './log/embedded-writer.js';
 import { EmbeddedReader } from './log/embedded-reader.js';
@@ -28,6 +30,12 @@ export interface EventLogBackend {
    * retention dropped it.
    */
   readAt(partition: number, offset: bigint): Promise<Buffer | null>;
+  /**
+   * The first record that `match`es among those written from `sinceMs` to
+   * `sinceMs + windowMs` (any partition), or null: for showing an event that
+   * delivery has not consumed yet. Slow on Kafka (a consumer group join).
+   */
+  findSince(sinceMs: number, windowMs: number, match: (value: Buffer) => boolean): Promise<FoundRecord | null>;
   /** The Kafka client, when Kafka is the log (for tools that need it). */
   kafka: Kafka | null;
 }
@@ -98,6 +106,14 @@ function embeddedLog(config: Readonly<Config>): EventLogBackend {
         await store.release();
       }
     },
+    findSince: async (sinceMs, windowMs, match) => {
+      const store = embeddedStore(dir, partitions);
+      try {
+        return findEmbeddedSince(store, sinceMs, windowMs, match);
+      } finally {
+        await store.release();
+      }
+    },
   };
 }
 
@@ -114,6 +130,7 @@ async function kafkaLog(config: Readonly<Config>, log: Logger): Promise<EventLog
     },
     openReader: (concurrency, readerLog) => new KafkaReader(kafka, config.kafka, concurrency, readerLog),
     readAt: (partition, offset) => fetchRecordAt(kafka, config.kafka.topic, partition, offset),
+    findSince: (sinceMs, windowMs, match) => findRecordSince(kafka, config.kafka.topic, sinceMs, windowMs, match),
   };
 }
 

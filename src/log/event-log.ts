@@ -11,6 +11,13 @@ export interface EventLogWriter {
   close(): Promise<void>;
 }
 
+/** A record found by a search of the log: where it is and its bytes. */
+export interface FoundRecord {
+  partition: number;
+  offset: bigint;
+  bytes: Buffer;
+}
+
 /** One record handed to a partition's consumer. */
 export interface LogEntry {
   partition: number;

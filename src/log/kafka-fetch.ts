@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Kafka } from 'kafkajs';
+import type { Consumer, Kafka } from 'kafkajs';
 
 /**
  * Reads the record at one offset of one partition, for redelivery of an
@@ -19,17 +19,10 @@ export async function fetchRecordAt(kafka: Kafka, topic: string, partition: numb
   } finally {
     await admin.disconnect();
   }
-  const consumer = kafka.consumer({
-    groupId: `streamgate-fetch-${randomBytes(8).toString('hex')}`,
-    maxWaitTimeInMs: 100,
-    allowAutoTopicCreation: false,
-    // One message is wanted: do not pull megabytes from every partition.
-    maxBytesPerPartition: 256 * 1024,
-  });
-  await consumer.connect();
+  // One message is wanted: do not pull megabytes from every partition.
+  const consumer = await throwawayConsumer(kafka, topic, 256 * 1024);
   let timer: NodeJS.Timeout | undefined;
   try {
-    await consumer.subscribe({ topic, fromBeginning: false });
     return await new Promise<Buffer | null>((resolve, reject) => {
       timer = setTimeout(() => resolve(null), timeoutMs);
       consumer
@@ -50,4 +43,26 @@ export async function fetchRecordAt(kafka: Kafka, topic: string, partition: numb
     clearTimeout(timer);
     await consumer.disconnect();
   }
+}
+
+/**
+ * A consumer subscribed to `topic` in a group of its own that never commits
+ * (kafkajs reads only through groups): the broker forgets the group once the
+ * consumer leaves. The caller seeks once `run` has started, and disconnects.
+ */
+export async function throwawayConsumer(kafka: Kafka, topic: string, maxBytesPerPartition: number): Promise<Consumer> {
+  const consumer = kafka.consumer({
+    groupId: `streamgate-read-${randomBytes(8).toString('hex')}`,
+    maxWaitTimeInMs: 100,
+    allowAutoTopicCreation: false,
+    maxBytesPerPartition,
+  });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: false });
+  } catch (err) {
+    await consumer.disconnect();
+    throw err;
+  }
+  return consumer;
 }

@@ -3,7 +3,7 @@ import type { ManagementAuth } from '../auth/management-auth.js';
 import { deliveryStream } from '../delivery/delivery-stream.js';
 import { ServiceError } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
-import { decodeEvent } from '../log/event-record.js';
+import { decodeEvent, type EventRecord } from '../log/event-record.js';
 import type { NodeContext } from '../node-context.js';
 import { DeliveryLogRepo, type EventView } from '../storage/delivery-log-repo.js';
 import { RedeliveryRepo } from '../storage/redelivery-repo.js';
@@ -20,8 +20,17 @@ const RUN_LIMIT = 1000;
  * to FRESH_WAIT_MS, polling) instead of answering 404 a moment too early.
  */
 const FRESH_MS = 10_000;
-const FRESH_WAIT_MS = 3_000;
+const FRESH_WAIT_MS = 1_500;
 const FRESH_POLL_MS = 100;
+/**
+ * Older than that and still not in the attempt log (delivery is behind), the
+ * event is looked up in the log itself, near the time its id carries: Kafka
+ * stamps a record when it is produced, within moments of its receipt (the
+ * window allows for producer retries and clocks a second apart).
+ */
+const LOOKUP_MAX_AGE_MS = 7 * 24 * 3_600_000;
+const LOOKUP_BEFORE_MS = 1_000;
+const LOOKUP_WINDOW_MS = 6_000;
 
 /**
  * Inspection and redelivery (contract §6):
@@ -34,12 +43,15 @@ const FRESH_POLL_MS = 100;
  * event appears once a delivery node has consumed it (normally within a
  * fraction of a second of its 202) and attempts show up to ~100 ms late. A GET
  * for an event received in the last 10 s that is not there yet waits for it
- * (up to 3 s) rather than answering 404 at once.
+ * (up to 1.5 s) rather than answering 404 at once; one that is still not there
+ * (delivery is behind) is looked up in the event log by the time its id
+ * carries, and shown with every routed target pending.
  */
 export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void {
   const log = new DeliveryLogRepo(ctx.sql);
   const redeliveries = new RedeliveryRepo(ctx.sql);
   const opts = { maxBodyBytes: ctx.config.server.maxManagementBodyBytes };
+  const lookups = new LogLookups(ctx);
   const base = '/v1/tenants/:tenant';
 
   const access = async (ex: Exchange): Promise<WorkspaceRow> => (await auth.configWorkspace(ex, decodePathSegment(ex.params[0]!))).ws;
@@ -56,7 +68,15 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
         event = await log.event(ws.id, eventId);
       }
     }
-    if (!event) throw new ServiceError('not_found', 'No such event (an event shows here once delivery has picked it up).');
+    if (!event && minted !== null && Date.now() - minted < LOOKUP_MAX_AGE_MS && minted < Date.now() + FRESH_MS) {
+      const record = await lookups.find(eventId, minted);
+      // Delivery may have consumed it meanwhile: the attempt log then has more to say.
+      event = await log.event(ws.id, eventId);
+      if (!event && record !== null && record.workspaceId === ws.id) {
+        return ex.sendJson(200, await notConsumedJson(ctx, ws, record));
+      }
+    }
+    if (!event) throw new ServiceError('not_found', 'No such event.');
     ex.sendJson(200, eventJson(ws, event));
   });
 
@@ -98,6 +118,45 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     if (events.length === 0) throw new ServiceError('not_found', 'No such sandbox run (a run shows here once delivery has picked up one of its events).');
     ex.sendJson(200, { runId, tenantPublicId: ws.publicId, events: events.map((e) => eventJson(ws, e)) });
   });
+}
+
+/** Searches of the log for events the attempt log does not show yet, one at a time (each may join a Kafka group). */
+class LogLookups {
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly ctx: NodeContext) {}
+
+  find(eventId: string, mintedAt: number): Promise<EventRecord | null> {
+    const needle = Buffer.from(eventId);
+    // The id's bytes first (cheap), then a decode to be sure it is the record's own id, not body text.
+    const match = (bytes: Buffer) => bytes.includes(needle) && decodeEvent(bytes).id === eventId;
+    const run = this.chain.then(async () => {
+      const found = await this.ctx.eventLog.findSince(mintedAt - LOOKUP_BEFORE_MS, LOOKUP_WINDOW_MS, match);
+      return found === null ? null : decodeEvent(found.bytes);
+    });
+    this.chain = run.catch(() => {});
+    return run.catch((err: unknown) => {
+      this.ctx.log.warn({ err: (err as Error).message, eventId }, 'event lookup in the log failed');
+      return null;
+    });
+  }
+}
+
+/** An event the log holds that no delivery node has consumed yet: every target it routes to is pending. */
+async function notConsumedJson(ctx: NodeContext, ws: WorkspaceRow, record: EventRecord) {
+  const targets = await ctx.routes.targetsFor(record);
+  return {
+    eventId: record.id,
+    tenantPublicId: ws.publicId,
+    queue: record.queueName,
+    eventType: record.eventType,
+    groupKey: record.groupKey,
+    partitionKey: record.partitionKey,
+    idempotencyKey: record.idempotencyKey,
+    receivedAt: new Date(record.receivedAt).toISOString(),
+    ...(record.sandbox?.runId ? { sandbox: { runId: record.sandbox.runId } } : {}),
+    deliveries: targets.map((t) => ({ target: t.name, targetPublicId: t.publicId, status: t.disabled ? 'blocked' : 'pending', attempts: [] })),
+  };
 }
 
 function eventJson(ws: WorkspaceRow, e: EventView) {

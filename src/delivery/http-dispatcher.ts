@@ -84,6 +84,7 @@ export class HttpDispatcher {
       return { kind: 'error', code: 'ESSRF', error: `refused address ${parts.literal}`, durationMs: 0 };
     }
     const release = this.slots.tryAcquire(parts.origin) ?? (await this.slots.acquire(parts.origin));
+    req.headers['content-length'] = String(req.body.length);
     try {
       return await (parts.http1 !== null ? this.sendHttp1(req, parts.http1) : this.sendHttps(req, parts));
     } finally {
@@ -92,24 +93,8 @@ export class HttpDispatcher {
   }
 
   private sendHttp1(req: DispatchRequest, target: Http1Target): Promise<DispatchResult> {
-    const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    return new Promise<DispatchResult>((resolve) => {
-      let settled = false;
-      let abandon: (() => void) | null = null;
-      const finish = (result: DispatchResult) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(deadline);
-        resolve(result);
-      };
-      const deadline = setTimeout(() => {
-        finish({ kind: 'error', error: `no complete response within ${req.timeoutMs} ms`, code: 'ETIMEDOUT', durationMs: elapsed() });
-        abandon?.();
-      }, req.timeoutMs);
-      const headers = req.headers;
-      headers['content-length'] = String(req.body.length);
-      this.http1.post(target, headers, req.body, (a) => (abandon = a)).then(
+    return underDeadline(req.timeoutMs, ({ finish, elapsed, onAbandon }) => {
+      this.http1.post(target, req.headers, req.body, onAbandon).then(
         (r) => finish({ kind: 'response', status: r.status, headers: r.headers, body: r.body, durationMs: elapsed() }),
         (err: Http1Error) => finish({ kind: 'error', error: err.message, code: err.code, durationMs: elapsed() }),
       );
@@ -118,37 +103,17 @@ export class HttpDispatcher {
 
   /** https: through node:https. */
   private sendHttps(req: DispatchRequest, parts: UrlParts): Promise<DispatchResult> {
-    const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    return new Promise<DispatchResult>((resolve) => {
-      let settled = false;
-      let deadline: NodeJS.Timeout | undefined;
-      const finish = (result: DispatchResult) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(deadline);
-        resolve(result);
-      };
+    return underDeadline(req.timeoutMs, ({ finish, elapsed, onAbandon }) => {
       let outgoing: http.ClientRequest;
       try {
-        const headers = req.headers;
-        headers['content-length'] = String(req.body.length);
         // What request(url, {…}) would build (urlToHttpOptions, then ours on top), minus the per-request URL work.
-        outgoing = https.request({
-          ...parts.options,
-          method: 'POST',
-          agent: this.httpsAgent,
-          headers,
-        });
+        outgoing = https.request({ ...parts.options, method: 'POST', agent: this.httpsAgent, headers: req.headers });
       } catch (err) {
         // e.g. a header value node:http refuses: the request never left.
         finish({ kind: 'error', error: (err as Error).message, code: (err as NodeJS.ErrnoException).code ?? 'EREQUEST', durationMs: elapsed() });
         return;
       }
-      deadline = setTimeout(() => {
-        finish({ kind: 'error', error: `no complete response within ${req.timeoutMs} ms`, code: 'ETIMEDOUT', durationMs: elapsed() });
-        outgoing.destroy();
-      }, req.timeoutMs);
+      onAbandon(() => outgoing.destroy());
       outgoing.on('error', (err: NodeJS.ErrnoException) => {
         finish({ kind: 'error', error: err.message, code: err.code ?? 'ERR', durationMs: elapsed() });
       });
@@ -184,4 +149,35 @@ export class HttpDispatcher {
     this.http1.close();
     this.httpsAgent.destroy();
   }
+}
+
+/** What an attempt's code gets from underDeadline. */
+interface Attempt {
+  /** Ends the attempt; the first call wins. */
+  finish(result: DispatchResult): void;
+  /** Milliseconds since the attempt started. */
+  elapsed(): number;
+  /** How to stop the attempt's I/O when the deadline passes. */
+  onAbandon(abandon: () => void): void;
+}
+
+/** Runs one attempt under one deadline: past it the attempt ends as ETIMEDOUT and its I/O is abandoned. */
+function underDeadline(timeoutMs: number, start: (attempt: Attempt) => void): Promise<DispatchResult> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  return new Promise<DispatchResult>((resolve) => {
+    let settled = false;
+    let abandon: (() => void) | null = null;
+    const finish = (result: DispatchResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      resolve(result);
+    };
+    const deadline = setTimeout(() => {
+      finish({ kind: 'error', error: `no complete response within ${timeoutMs} ms`, code: 'ETIMEDOUT', durationMs: elapsed() });
+      abandon?.();
+    }, timeoutMs);
+    start({ finish, elapsed, onAbandon: (fn) => (abandon = fn) });
+  });
 }

@@ -3,6 +3,7 @@ import type { ManagementAuth } from '../auth/management-auth.js';
 import { deliveryStream } from '../delivery/delivery-stream.js';
 import { ServiceError } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
+import type { FoundRecord } from '../log/event-log.js';
 import { decodeEvent, type EventRecord } from '../log/event-record.js';
 import type { NodeContext } from '../node-context.js';
 import { DeliveryLogRepo, type EventView } from '../storage/delivery-log-repo.js';
@@ -58,27 +59,31 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
 
   ctx.router.add('get', `${base}/events/:eventId`, opts, async (ex) => {
     const ws = await access(ex);
-    const eventId = decodePathSegment(ex.params[1]!);
-    let event = await log.event(ws.id, eventId);
-    const minted = eventIdTime(eventId);
-    if (!event && minted !== null && Math.abs(Date.now() - minted) < FRESH_MS) {
-      const until = Math.min(minted + FRESH_MS, Date.now() + FRESH_WAIT_MS);
-      while (!event && !ex.aborted && Date.now() < until) {
-        await sleep(FRESH_POLL_MS);
-        event = await log.event(ws.id, eventId);
-      }
-    }
-    if (!event && minted !== null && Date.now() - minted < LOOKUP_MAX_AGE_MS && minted < Date.now() + FRESH_MS) {
-      const record = await lookups.find(eventId, minted);
-      // Delivery may have consumed it meanwhile: the attempt log then has more to say.
-      event = await log.event(ws.id, eventId);
-      if (!event && record !== null && record.workspaceId === ws.id) {
-        return ex.sendJson(200, await notConsumedJson(ctx, ws, record));
-      }
-    }
+    const event = await findEvent(ws, decodePathSegment(ex.params[1]!), ex);
     if (!event) throw new ServiceError('not_found', 'No such event.');
     ex.sendJson(200, eventJson(ws, event));
   });
+
+  /** The attempt log's view of an event; failing that, the event log's (delivery has not consumed it yet). */
+  async function findEvent(ws: WorkspaceRow, eventId: string, ex: Exchange): Promise<EventView | null> {
+    const event = await log.event(ws.id, eventId);
+    const minted = eventIdTime(eventId);
+    if (event || minted === null) return event;
+    if (Math.abs(Date.now() - minted) < FRESH_MS) {
+      const until = Math.min(minted + FRESH_MS, Date.now() + FRESH_WAIT_MS);
+      while (!ex.aborted && Date.now() < until) {
+        await sleep(FRESH_POLL_MS);
+        const consumed = await log.event(ws.id, eventId);
+        if (consumed) return consumed;
+      }
+    }
+    if (Date.now() - minted >= LOOKUP_MAX_AGE_MS || minted >= Date.now() + FRESH_MS) return null;
+    const found = await lookups.find(eventId, minted);
+    // Delivery may have consumed it meanwhile: the attempt log then has more to say.
+    const consumed = await log.event(ws.id, eventId);
+    if (consumed || found === null || found.record.workspaceId !== ws.id) return consumed;
+    return notConsumedView(ctx, found);
+  }
 
   ctx.router.add('post', `${base}/events/:eventId/redeliver`, opts, async (ex) => {
     const ws = await access(ex);
@@ -126,13 +131,13 @@ class LogLookups {
 
   constructor(private readonly ctx: NodeContext) {}
 
-  find(eventId: string, mintedAt: number): Promise<EventRecord | null> {
+  find(eventId: string, mintedAt: number): Promise<{ record: EventRecord; found: FoundRecord } | null> {
     const needle = Buffer.from(eventId);
     // The id's bytes first (cheap), then a decode to be sure it is the record's own id, not body text.
     const match = (bytes: Buffer) => bytes.includes(needle) && decodeEvent(bytes).id === eventId;
     const run = this.chain.then(async () => {
       const found = await this.ctx.eventLog.findSince(mintedAt - LOOKUP_BEFORE_MS, LOOKUP_WINDOW_MS, match);
-      return found === null ? null : decodeEvent(found.bytes);
+      return found === null ? null : { record: decodeEvent(found.bytes), found };
     });
     this.chain = run.catch(() => {});
     return run.catch((err: unknown) => {
@@ -142,20 +147,21 @@ class LogLookups {
   }
 }
 
-/** An event the log holds that no delivery node has consumed yet: every target it routes to is pending. */
-async function notConsumedJson(ctx: NodeContext, ws: WorkspaceRow, record: EventRecord) {
+/** An event the log holds that no delivery node has consumed yet: every target it routes to is pending (blocked if disabled). */
+async function notConsumedView(ctx: NodeContext, { record, found }: { record: EventRecord; found: FoundRecord }): Promise<EventView> {
   const targets = await ctx.routes.targetsFor(record);
   return {
     eventId: record.id,
-    tenantPublicId: ws.publicId,
-    queue: record.queueName,
+    queueName: record.queueName,
     eventType: record.eventType,
     groupKey: record.groupKey,
     partitionKey: record.partitionKey,
     idempotencyKey: record.idempotencyKey,
-    receivedAt: new Date(record.receivedAt).toISOString(),
-    ...(record.sandbox?.runId ? { sandbox: { runId: record.sandbox.runId } } : {}),
-    deliveries: targets.map((t) => ({ target: t.name, targetPublicId: t.publicId, status: t.disabled ? 'blocked' : 'pending', attempts: [] })),
+    receivedAt: new Date(record.receivedAt),
+    runId: record.sandbox?.runId ?? null,
+    logPartition: found.partition,
+    logOffset: found.offset,
+    deliveries: targets.map((t) => ({ targetId: t.id, targetPublicId: t.publicId, targetName: t.name, status: t.disabled ? 'blocked' : 'pending', attempts: [], updatedAt: null })),
   };
 }
 

@@ -39,6 +39,7 @@ import { kafkaAdmin } from './lib/kafka-admin.mjs';
 import { bootstrapTenant, startStreamgate } from './lib/streamgate.mjs';
 import { makeBody, makeRequests, runLoad } from './lib/load.mjs';
 import { findPid, startCpuMeter } from './lib/cpu.mjs';
+import { measuredLoad } from './lib/measured-load.mjs';
 import { signedRequests } from './lib/signing.mjs';
 
 const BARE_SERVER = fileURLToPath(new URL('./bare-server.mjs', import.meta.url));
@@ -142,10 +143,7 @@ async function main() {
   const { port: barePort } = await waitForMessage(bare, 'ready');
   for (const auth of auths) {
     say(`baseline, ${auth} requests`);
-    if (options.warmup) await load(barePort, requestSets[auth], options.warmup);
-    const meter = startCpuMeter({ server: bare.pid, autocannon: process.pid });
-    baselines[auth] = await load(barePort, requestSets[auth], options.duration);
-    baselines[auth].cpu = meter();
+    baselines[auth] = await measuredLoad((seconds) => load(barePort, requestSets[auth], seconds), options, { server: bare.pid, autocannon: process.pid });
     say(`   ${Math.round(baselines[auth].acceptedPerS)} ev/s, p99 ${baselines[auth].p99} ms`);
   }
   await stopChild(bare);
@@ -160,10 +158,7 @@ async function main() {
     const { port: bareKafkaPort } = await waitForMessage(bareKafka, 'ready');
     for (const auth of auths) {
       say(`${label}, ${auth} requests`);
-      if (options.warmup) await load(bareKafkaPort, requestSets[auth], options.warmup);
-      const meter = startCpuMeter({ server: bareKafka.pid, autocannon: process.pid, kafka: kafkaPid });
-      const result = await load(bareKafkaPort, requestSets[auth], options.duration);
-      result.cpu = meter();
+      const result = await measuredLoad((seconds) => load(bareKafkaPort, requestSets[auth], seconds), options, { server: bareKafka.pid, autocannon: process.pid, kafka: kafkaPid });
       durable[relay][auth] = result;
       say(`   ${Math.round(result.acceptedPerS)} ev/s, p99 ${result.p99} ms`);
     }

@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { readOptions } from './lib/options.mjs';
 import { forkChild, stopAll, stopChild, waitForMessage } from './lib/children.mjs';
 import { makeBody, makeRequests, runLoad } from './lib/load.mjs';
-import { startCpuMeter } from './lib/cpu.mjs';
+import { measuredLoad } from './lib/measured-load.mjs';
 import { int, pct, table } from './lib/table.mjs';
 
 const BARE_SERVER = fileURLToPath(new URL('./bare-server.mjs', import.meta.url));
@@ -47,10 +47,7 @@ async function main() {
     for (const relay of RELAYS) {
       const server = forkChild(`bare-${relay}`, BARE_SERVER, [relay]);
       const { port } = await waitForMessage(server, 'ready');
-      if (options.warmup) await load(port, options.warmup);
-      const meter = startCpuMeter({ server: server.pid, autocannon: process.pid });
-      const result = await load(port, options.duration);
-      result.cpu = meter();
+      const result = await measuredLoad((seconds) => load(port, seconds), options, { server: server.pid, autocannon: process.pid });
       await stopChild(server);
       row[relay] = result;
       say(`round ${round}, ${relay}: ${int(result.acceptedPerS)} ev/s, server ${perEvent(result)} µs/event, non-2xx ${result.non2xx}`);

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { forkChild, stopChild, waitForMessage } from '../lib/children.mjs';
-import { startCpuMeter } from '../lib/cpu.mjs';
+import { measuredLoad } from '../lib/measured-load.mjs';
 import { say } from '../lib/say.mjs';
 
 const BARE_SERVER = fileURLToPath(new URL('../bare-server.mjs', import.meta.url));
@@ -10,10 +10,7 @@ export async function baselinePhase({ options, load }) {
   say('baseline: bare uWebSockets.js');
   const bare = forkChild('bare-server', BARE_SERVER);
   const { port } = await waitForMessage(bare, 'ready');
-  if (options.warmup) await load(port, options.warmup);
-  const meter = startCpuMeter({ server: bare.pid, autocannon: process.pid });
-  const baseline = await load(port, options.duration);
-  baseline.cpu = meter();
+  const baseline = await measuredLoad((seconds) => load(port, seconds), options, { server: bare.pid, autocannon: process.pid });
   await stopChild(bare);
   say(`   ${Math.round(baseline.acceptedPerS)} ev/s, p99 ${baseline.p99} ms`);
   return baseline;

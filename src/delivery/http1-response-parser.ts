@@ -33,8 +33,8 @@ const MORE: ParseStep = { kind: 'more' };
  * first `maxBodyBytes` of the body.
  */
 export class Http1ResponseParser {
-  private head: Buffer[] = [];
-  private headBytes = 0;
+  /** The start of a head whose end has not arrived yet. */
+  private partialHead: Buffer | null = null;
   private status = 0;
   private minor = 1;
   private headers: IncomingHttpHeaders = {};
@@ -87,18 +87,17 @@ export class Http1ResponseParser {
 
   /** Reads head bytes up to the empty line; returns where the body starts, or a step. */
   private readHead(data: Buffer, at: number): number | ParseStep {
-    const joined = this.head.length === 0 ? data.subarray(at) : Buffer.concat([...this.head, data.subarray(at)]);
+    const carried = this.partialHead?.length ?? 0;
+    const joined = this.partialHead === null ? data.subarray(at) : Buffer.concat([this.partialHead, data.subarray(at)]);
     const end = joined.indexOf('\r\n\r\n');
     if (end === -1) {
       if (joined.length > MAX_RESPONSE_HEAD_BYTES) return { kind: 'error', message: `response head over ${MAX_RESPONSE_HEAD_BYTES} bytes` };
-      this.head = [Buffer.from(joined)];
-      this.headBytes = joined.length;
+      this.partialHead = Buffer.from(joined);
       return data.length;
     }
     if (end > MAX_RESPONSE_HEAD_BYTES) return { kind: 'error', message: `response head over ${MAX_RESPONSE_HEAD_BYTES} bytes` };
-    const consumed = end + 4 - this.headBytes; // bytes of `data` (from `at`) that belonged to this head
-    this.head = [];
-    this.headBytes = 0;
+    const consumed = end + 4 - carried; // bytes of `data` (from `at`) that belonged to this head
+    this.partialHead = null;
     const problem = this.parseHead(joined.toString('latin1', 0, end));
     if (problem !== null) return { kind: 'error', message: problem };
     // An interim answer (100 Continue, 103 Early Hints): the real one follows.

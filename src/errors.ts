@@ -29,6 +29,8 @@ export const errorCatalog = {
   invalid_header: spec(400, 'A request header is malformed.'),
   bad_request: spec(400, 'The request is not valid HTTP/1.1.'),
   header_too_large: spec(431, 'The request head is too large.'),
+  not_implemented: spec(501, 'The method or transfer coding is not implemented.'),
+  http_version_not_supported: spec(505, 'Only HTTP/1.1 and HTTP/1.0 are served.'),
   missing_api_key: spec(401, 'This queue requires an API key in the X-Api-Key header.'),
   invalid_api_key: spec(401, 'The API key is not valid.'),
   invalid_signature: spec(401, 'The request signature is not valid.'),

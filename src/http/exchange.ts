@@ -1,6 +1,6 @@
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { errorEnvelope, ServiceError } from '../errors.js';
-import { decodeRawValue, MALFORMED_MARK, RAW_HEADERS_MARK } from './request-sanitizer.js';
+import { unpackFields } from './guard-marks.js';
 import { statusLine } from './status-line.js';
 
 /**
@@ -20,8 +20,6 @@ export interface Exchange {
   readonly headers: Readonly<Record<string, string>>;
   readonly params: readonly string[];
   readonly remoteAddress: string;
-  /** Behind the header guard: why a header line could not be passed on (the router answers 400). */
-  readonly malformedHeader: string | null;
   body: Promise<Buffer>;
   aborted: boolean;
   answered: boolean;
@@ -46,12 +44,12 @@ export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: n
   req.forEach((name, value) => {
     headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
   });
-  let malformedHeader: string | null = null;
-  if (guarded) malformedHeader = unwrapGuardMarks(headers);
+  // Only the front can have set the mark: it drops a client's fields under its prefix.
+  if (guarded) unpackFields(headers);
   const params: string[] = [];
   for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
   const method = req.getCaseSensitiveMethod().toUpperCase();
-  const exchange = new UwsExchange(res, method, req.getUrl(), req.getQuery() ?? '', headers, params, malformedHeader, guarded);
+  const exchange = new UwsExchange(res, method, req.getUrl(), req.getQuery() ?? '', headers, params, guarded);
   // A client that goes away mid-body sends no more data: without this the
   // handler awaiting the body would wait (and hold its memory) forever.
   res.onAborted(() => exchange.abort());
@@ -79,7 +77,6 @@ class UwsExchange implements Exchange {
     readonly query: string,
     readonly headers: Readonly<Record<string, string>>,
     readonly params: readonly string[],
-    readonly malformedHeader: string | null,
     private readonly guarded: boolean,
   ) {}
 
@@ -129,19 +126,6 @@ class UwsExchange implements Exchange {
     if (err.code === 'payload_too_large' && !closeConnection) headers = { ...headers, connection: 'close' };
     this.send(err.status, errorEnvelope(err), headers, closeConnection);
   }
-}
-
-/** Restores the values the guard re-encoded and removes its marks; returns the malformed reason, if any. */
-function unwrapGuardMarks(headers: Record<string, string>): string | null {
-  const raw = headers[RAW_HEADERS_MARK];
-  if (raw !== undefined) {
-    for (const name of raw.split(',')) if (headers[name] !== undefined) headers[name] = decodeRawValue(headers[name]);
-    delete headers[RAW_HEADERS_MARK];
-  }
-  const malformed = headers[MALFORMED_MARK];
-  if (malformed === undefined) return null;
-  delete headers[MALFORMED_MARK];
-  return decodeURIComponent(malformed);
 }
 
 function readBody(exchange: UwsExchange, res: UwsResponse, contentLength: string | undefined, chunked: boolean, limit: number, method: string): Promise<Buffer> {

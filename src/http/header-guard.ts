@@ -1,9 +1,20 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { isIPv4, isIPv6 } from 'node:net';
-import { RequestSanitizer, type BodyLimits } from './request-sanitizer.js';
+import { FrontConnection, type FrontTimings } from './front/front-connection.js';
+import type { ParserLimits } from './front/request-parser.js';
 
 /** How long a refused connection keeps draining the client's bytes before it is dropped. */
 const LINGER_MS = 5_000;
+/** uWS's own HTTP idle timeout, kept by the front for the connections it owns. */
+const IDLE_MS = 10_000;
+/** Header fields one request may have (RFC 9110 sets no number; uWS 20.30 takes 48, the rest is packed). */
+export const MAX_HEADER_FIELDS = 100;
+
+/** Body limits by route family: server.maxBodyBytes for ingress, server.maxManagementBodyBytes for the rest. */
+export interface BodyLimits {
+  events: number;
+  other: number;
+}
 
 const PROXY_V2_SIGNATURE = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a]);
 
@@ -58,48 +69,47 @@ function ipv6Bytes(address: string): Buffer {
   return out;
 }
 
-/**
- * The parts as one buffer when they are back-to-back slices of the same memory
- * (a clean head and the body behind it, as read): one write() instead of a
- * writev(); null otherwise, or when there is nothing to write.
- */
-function contiguous(parts: readonly Buffer[]): Buffer | null {
-  if (parts.length === 1) return parts[0]!;
-  if (parts.length === 0) return null;
-  const first = parts[0]!;
-  let end = first.byteOffset + first.length;
-  for (let i = 1; i < parts.length; i++) {
-    const part = parts[i]!;
-    if (part.buffer !== first.buffer || part.byteOffset !== end) return null;
-    end += part.length;
-  }
-  return Buffer.from(first.buffer, first.byteOffset, end - first.byteOffset);
-}
-
 export interface HeaderGuardOptions {
   host: string;
   port: number;
   /** Where uWS listens (a private Unix socket path). */
   upstreamPath: string;
   maxHeadBytes: number;
-  /** Body limits by route family (larger: 413 from the guard). */
+  /** Body limits by route family (larger: 413 from the front). */
   bodyLimits: BodyLimits;
+  /** Header fields per request (default MAX_HEADER_FIELDS). */
+  maxFields?: number;
+  idleMs?: number;
+  lingerMs?: number;
 }
 
 /**
- * The public listener when `server.headerGuard` is on: every connection is
- * relayed to uWS through a RequestSanitizer (see there for why), with a PROXY
- * v2 header first so uWS knows the client's address. Responses flow back
- * untouched. Costs a second socket hop per request; see README.
+ * The public listener when `server.headerGuard` is on: the front of the node.
+ * Every connection is read by a FrontConnection (strict parser, canonical
+ * re-serialization, one request at a time to uWS); uWS listens on a private
+ * Unix socket and only ever sees what the front wrote, beginning with one
+ * PROXY v2 header per private connection that names the client. Costs a
+ * second socket hop per request; see README.
  */
 export class HeaderGuard {
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
+  private readonly limits: ParserLimits;
+  private readonly timings: FrontTimings;
 
-  constructor(private readonly options: HeaderGuardOptions) {}
+  constructor(private readonly options: HeaderGuardOptions) {
+    const { events, other } = options.bodyLimits;
+    this.limits = {
+      maxHeadBytes: options.maxHeadBytes,
+      maxFields: options.maxFields ?? MAX_HEADER_FIELDS,
+      bodyLimit: (target) => (target.startsWith('/events/') ? events : other),
+    };
+    this.timings = { idleMs: options.idleMs ?? IDLE_MS, lingerMs: options.lingerMs ?? LINGER_MS };
+  }
 
   listen(): Promise<number> {
-    const server = createServer({ noDelay: true }, (client) => this.relay(client));
+    // allowHalfOpen: a client may send FIN after its last request and still read the answers.
+    const server = createServer({ noDelay: true, allowHalfOpen: true }, (client) => this.accept(client));
     this.server = server;
     return new Promise((resolve, reject) => {
       server.once('error', reject);
@@ -117,69 +127,19 @@ export class HeaderGuard {
     this.server = null;
   }
 
-  /** Ends every relayed connection at once (after the drain). */
+  /** Ends every connection at once (after the drain). */
   destroyAll(): void {
     for (const socket of this.sockets) socket.destroy();
   }
 
-  private relay(client: Socket): void {
-    const upstream = connect(this.options.upstreamPath);
+  private accept(client: Socket): void {
     this.sockets.add(client);
-    const sanitizer = new RequestSanitizer(this.options.maxHeadBytes, this.options.bodyLimits);
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      this.sockets.delete(client);
-      client.destroy();
-      upstream.destroy();
+    const open = () => {
+      const upstream = connect(this.options.upstreamPath);
+      upstream.setNoDelay(true);
+      upstream.write(proxyHeader(client.remoteAddress ?? '', client.remotePort ?? 0, client.localAddress ?? '', client.localPort ?? 0));
+      return upstream;
     };
-    // uWS closing after an early answer (the body left unread) resets the
-    // socket: the answer was already read and piped, so the client side is
-    // ended, not destroyed, or that answer would be dropped unsent.
-    const upstreamGone = () => {
-      if (done) return;
-      done = true;
-      this.sockets.delete(client);
-      upstream.unpipe(client);
-      client.end();
-      upstream.destroy();
-    };
-    client.on('error', finish);
-    client.on('close', finish);
-    upstream.on('error', upstreamGone);
-    upstream.on('close', upstreamGone);
-    upstream.write(proxyHeader(client.remoteAddress ?? '', client.remotePort ?? 0, client.localAddress ?? '', client.localPort ?? 0));
-    upstream.pipe(client);
-    client.on('data', (chunk: Buffer) => {
-      const { forward, refuse } = sanitizer.push(chunk);
-      // One write for the head and the body bytes behind it: uWS may answer from
-      // the head and close (Connection: close); a body arriving after that close
-      // resets the socket, and the answer would be lost with it.
-      let flowing = true;
-      const whole = contiguous(forward);
-      if (whole) flowing = upstream.write(whole);
-      else {
-        upstream.cork();
-        for (const part of forward) flowing = upstream.write(part) && flowing;
-        upstream.uncork();
-      }
-      if (refuse) {
-        // Lingering close: answer, send FIN, and keep reading (and dropping) what
-        // the client still sends for a while. Closing with its data unread
-        // would reset the connection, and a reset can destroy the answer
-        // before the client reads it.
-        upstream.unpipe(client);
-        upstream.destroy();
-        client.end(refuse);
-        setTimeout(() => client.destroy(), LINGER_MS).unref();
-        return;
-      }
-      if (!flowing) {
-        client.pause();
-        upstream.once('drain', () => client.resume());
-      }
-    });
-    client.on('end', () => upstream.end());
+    new FrontConnection(client, this.limits, this.timings, open, () => this.sockets.delete(client));
   }
 }

@@ -2,13 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import uWS from 'uWebSockets.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import { Worker } from 'node:worker_threads';
 
 // Under the test runner the sources run as .ts; built, as .js.
-const GUARD_WORKER = new URL(import.meta.url.endsWith('.ts') ? '../workers/header-guard-worker.ts' : '../workers/header-guard-worker.js', import.meta.url);
+// STREAMGATE_GUARD_WORKER (an absolute path) swaps in another relay with the
+// same worker protocol: bench/ingress-modes.mjs uses it to run the previous
+// header guard against this one in the same run. Not a deployment setting.
+const GUARD_WORKER = process.env.STREAMGATE_GUARD_WORKER
+  ? pathToFileURL(process.env.STREAMGATE_GUARD_WORKER)
+  : new URL(import.meta.url.endsWith('.ts') ? '../workers/header-guard-worker.ts' : '../workers/header-guard-worker.js', import.meta.url);
 
 /** Largest request head the header guard buffers (request line and headers). */
 export const GUARD_MAX_HEAD_BYTES = 16_384;

@@ -35,12 +35,7 @@ export class Router {
     const paramCount = (pattern.match(/\/:/g) ?? []).length;
     this.routes.push({ method: method === 'del' ? 'DELETE' : method.toUpperCase(), pattern });
     this.app[method](pattern, (res, req) => {
-      const exchange = captureExchange(res, req, paramCount, options.maxBodyBytes, this.guarded);
-      if (exchange.malformedHeader !== null) {
-        this.refuseMalformed(exchange);
-        return;
-      }
-      this.run(handler, exchange);
+      this.run(handler, captureExchange(res, req, paramCount, options.maxBodyBytes, this.guarded));
     });
   }
 
@@ -48,17 +43,8 @@ export class Router {
   fallback(maxBodyBytes: number): void {
     this.app.any('/*', (res, req) => {
       const exchange = captureExchange(res, req, 0, maxBodyBytes, this.guarded);
-      if (exchange.malformedHeader !== null) {
-        this.refuseMalformed(exchange);
-        return;
-      }
       exchange.sendError(new ServiceError('not_found', `No route for ${exchange.method} ${exchange.path}.`));
     });
-  }
-
-  /** A header line the guard could not pass on: the framing of what follows is unknown, so the connection closes. */
-  private refuseMalformed(exchange: Exchange): void {
-    exchange.sendError(new ServiceError('invalid_header', `A request header line is malformed (${exchange.malformedHeader}).`), undefined, true);
   }
 
   private run(handler: Handler, exchange: Exchange): void {

@@ -1,0 +1,274 @@
+import type { Socket } from 'node:net';
+import { errorEnvelope, ServiceError } from '../../errors.js';
+import { statusLine } from '../status-line.js';
+import { canonicalHead } from './canonical-head.js';
+import { RequestParser, SERVED_METHODS, type ParserLimits, type RequestHead, type RequestSink } from './request-parser.js';
+import { ResponseFramer, type ResponseSink } from './response-framer.js';
+
+export interface FrontTimings {
+  /** A connection with nothing in flight and no traffic for this long is closed (as uWS's own idle timeout). */
+  idleMs: number;
+  /** After an answer that closes, the client's further bytes are read and dropped this long. */
+  lingerMs: number;
+}
+
+/** Complete requests waiting behind the one in flight, past which the client is not read. */
+const MAX_WAITING = 32;
+const MAX_WAITING_BYTES = 256 * 1024;
+
+const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n');
+const OPTIONS_STAR = Buffer.from(`HTTP/1.1 204 No Content\r\nallow: ${[...SERVED_METHODS].join(', ')}\r\n\r\n`);
+
+/** A complete HTTP response with the error envelope, closing the connection. */
+export function refusal(err: ServiceError): Buffer {
+  const body = errorEnvelope(err);
+  return Buffer.from(
+    `HTTP/1.1 ${statusLine(err.status)}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** A request read from the client, waiting for its turn; or the front's own answer in its place. */
+interface Exchange {
+  head: RequestHead | null;
+  body: Buffer[];
+  bodyBytes: number;
+  complete: boolean;
+  continueSent: boolean;
+  /** The front answers this one itself: a refusal (closes), or OPTIONS *. */
+  answer: Buffer | null;
+}
+
+/**
+ * One client connection of the front. The client's bytes go through the
+ * strict parser; each complete request is re-serialized (canonical-head.ts)
+ * and forwarded to uWS, one at a time: the next is forwarded only once the
+ * response framer has seen the answer to the previous one. So answers reach
+ * the client in request order, the front's own answers (refusals, 100
+ * Continue, OPTIONS *) slot in where they belong, and nothing after a refused
+ * request, or after one that closes the connection, is ever forwarded.
+ *
+ * The private connection to uWS is opened on the first request (`openUpstream`
+ * writes the PROXY header that names the client, its only one) and again if
+ * uWS closed an idle one.
+ */
+export class FrontConnection {
+  private readonly parser: RequestParser;
+  private readonly framer: ResponseFramer;
+  private readonly waiting: Exchange[] = [];
+  private waitingBytes = 0;
+  private inFlight: Exchange | null = null;
+  /** Bytes of the in-flight exchange's answer have reached the client. */
+  private answering = false;
+  private upstream: Socket | null = null;
+  private clientEnded = false;
+  /** The answer that ends the connection was sent (or the connection is gone): nothing more is read. */
+  private closing = false;
+  private finished = false;
+  private paused = false;
+  private upstreamPaused = false;
+
+  constructor(
+    private readonly client: Socket,
+    limits: ParserLimits,
+    private readonly timings: FrontTimings,
+    private readonly openUpstream: () => Socket,
+    private readonly onFinished: () => void,
+  ) {
+    this.parser = new RequestParser(limits, this.requestSink());
+    this.framer = new ResponseFramer(this.responseSink());
+    client.on('data', (chunk: Buffer) => this.onClientData(chunk));
+    client.on('end', () => this.onClientEnd());
+    client.on('error', () => this.destroy());
+    client.on('close', () => this.destroy());
+    client.setTimeout(timings.idleMs, () => this.onIdle());
+  }
+
+  private requestSink(): RequestSink {
+    const last = () => this.waiting[this.waiting.length - 1]!;
+    return {
+      head: (head) => {
+        this.waiting.push({ head, body: [], bodyBytes: 0, complete: false, continueSent: false, answer: head.target === '*' ? OPTIONS_STAR : null });
+      },
+      body: (data) => {
+        const exchange = last();
+        exchange.body.push(data);
+        exchange.bodyBytes += data.length;
+        this.waitingBytes += data.length;
+      },
+      end: () => {
+        last().complete = true;
+      },
+      error: (err) => {
+        // A request cut short by the refusal is never forwarded: the refusal takes its place.
+        if (this.waiting.length > 0 && !last().complete) this.waitingBytes -= this.waiting.pop()!.bodyBytes;
+        this.waiting.push({ head: null, body: [], bodyBytes: 0, complete: true, continueSent: false, answer: refusal(err) });
+      },
+    };
+  }
+
+  private responseSink(): ResponseSink {
+    return {
+      data: (bytes) => {
+        this.answering = true;
+        if (!this.client.write(bytes) && !this.upstreamPaused && this.upstream) {
+          // The client reads slower than uWS answers: stop reading uWS until it catches up.
+          const upstream = this.upstream;
+          this.upstreamPaused = true;
+          upstream.pause();
+          this.client.once('drain', () => {
+            this.upstreamPaused = false;
+            upstream.resume();
+          });
+        }
+      },
+      complete: (close) => {
+        const exchange = this.inFlight;
+        this.inFlight = null;
+        this.answering = false;
+        if (close || exchange?.head?.close) this.endGracefully();
+        else this.pump();
+      },
+    };
+  }
+
+  private onClientData(chunk: Buffer): void {
+    if (this.closing || this.finished) return; // lingering: read and drop
+    this.parser.push(chunk);
+    this.pump();
+  }
+
+  private onClientEnd(): void {
+    this.clientEnded = true;
+    if (this.closing) {
+      this.destroy();
+      return;
+    }
+    this.parser.finish();
+    this.pump();
+  }
+
+  /** Sends what can be sent now, in order; forwards the next complete request when uWS is free. */
+  private pump(): void {
+    while (!this.closing && this.inFlight === null && this.waiting.length > 0) {
+      const next = this.waiting[0]!;
+      if (!next.complete) {
+        const head = next.head!;
+        if (head.expectContinue && !next.continueSent && (head.chunked || head.contentLength > 0)) {
+          next.continueSent = true;
+          this.client.write(CONTINUE);
+        }
+        break;
+      }
+      this.waiting.shift();
+      this.waitingBytes -= next.bodyBytes;
+      if (next.answer !== null) {
+        if (next.head === null) {
+          this.refuse(next.answer);
+          return;
+        }
+        this.client.write(next.answer);
+        if (next.head.close) {
+          this.endGracefully();
+          return;
+        }
+        continue;
+      }
+      this.forward(next);
+    }
+    if (this.closing) return;
+    if (this.inFlight === null && this.waiting.length === 0 && (this.clientEnded || this.parser.stopped)) {
+      this.endGracefully();
+      return;
+    }
+    const backlog = this.inFlight !== null && (this.waiting.length > MAX_WAITING || this.waitingBytes > MAX_WAITING_BYTES);
+    if (backlog && !this.paused) {
+      this.paused = true;
+      this.client.pause();
+    } else if (!backlog && this.paused) {
+      this.paused = false;
+      this.client.resume();
+    }
+  }
+
+  private forward(exchange: Exchange): void {
+    const upstream = this.upstream ?? this.connectUpstream();
+    const head = exchange.head!;
+    this.inFlight = exchange;
+    this.framer.expectHead(head.method === 'HEAD');
+    upstream.cork();
+    upstream.write(canonicalHead(head, exchange.bodyBytes));
+    for (const part of exchange.body) upstream.write(part);
+    upstream.uncork();
+  }
+
+  private connectUpstream(): Socket {
+    const upstream = this.openUpstream();
+    this.upstream = upstream;
+    upstream.on('data', (chunk: Buffer) => this.framer.push(chunk));
+    const gone = () => this.onUpstreamGone(upstream);
+    upstream.on('end', gone);
+    upstream.on('close', gone);
+    upstream.on('error', gone);
+    return upstream;
+  }
+
+  /**
+   * uWS closed the private connection. Idle, that is its idle timeout: the next
+   * request opens another. With an exchange in flight: a 503 if nothing of its
+   * answer was sent yet (every complete request gets an answer), else the
+   * client connection ends (the answer cannot be completed).
+   */
+  private onUpstreamGone(upstream: Socket): void {
+    if (this.upstream !== upstream) return;
+    this.upstream = null;
+    upstream.destroy();
+    if (this.finished || this.closing || this.inFlight === null) return;
+    this.inFlight = null;
+    if (this.framer.readingToClose) this.endGracefully();
+    else if (!this.answering) this.refuse(refusal(new ServiceError('unavailable', 'The request could not be completed; retry it.')));
+    else this.destroy();
+  }
+
+  private onIdle(): void {
+    if (this.finished || this.closing) return;
+    if (this.inFlight !== null) return; // uWS is still working on it
+    // Idle between requests, or a request that stopped arriving: close, as uWS did.
+    this.endGracefully();
+  }
+
+  /** The front's own answer that ends the connection, then a lingering close. */
+  private refuse(answer: Buffer): void {
+    this.client.write(answer);
+    this.endGracefully();
+  }
+
+  /**
+   * FIN after what was written, then keep reading (and dropping) what the
+   * client still sends for a while: closing with its bytes unread would reset
+   * the connection, and a reset can destroy the answer before the client reads it.
+   */
+  private endGracefully(): void {
+    if (this.closing || this.finished) return;
+    this.closing = true;
+    this.waiting.length = 0;
+    this.upstream?.destroy();
+    this.upstream = null;
+    if (this.paused) this.client.resume();
+    this.client.end();
+    if (this.clientEnded) {
+      this.client.once('finish', () => this.destroy());
+      return;
+    }
+    setTimeout(() => this.destroy(), this.timings.lingerMs).unref();
+  }
+
+  destroy(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.closing = true;
+    this.client.destroy();
+    this.upstream?.destroy();
+    this.upstream = null;
+    this.onFinished();
+  }
+}

@@ -1,0 +1,130 @@
+/** What the framer reports: bytes for the client, and where each final response ends. */
+export interface ResponseSink {
+  data(bytes: Buffer): void;
+  /** A final response is through; `close`: it said `connection: close`. */
+  complete(close: boolean): void;
+}
+
+type State = 'head' | 'body' | 'chunk-line' | 'chunk-data' | 'trailers' | 'until-close';
+
+const HEAD_END = Buffer.from('\r\n\r\n');
+
+/**
+ * Finds where each response ends in what uWS writes back, so the front knows
+ * when the exchange it forwarded is answered: only then does it forward the
+ * next request (uWS 20.30 drops a connection that pipelines behind a pending
+ * response), send its own refusal, or close. The bytes come from streamgate's
+ * own handlers through uWS, so this reads framing only (status, Content-Length,
+ * chunked) and checks nothing else. A response to a HEAD that was sent to uWS
+ * as GET loses its body here.
+ */
+export class ResponseFramer {
+  private state: State = 'head';
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private remaining = 0;
+  private close = false;
+  private dropBody = false;
+
+  constructor(private readonly sink: ResponseSink) {}
+
+  /** The response in progress has no length: it ends when uWS closes. */
+  get readingToClose(): boolean {
+    return this.state === 'until-close';
+  }
+
+  /** The next response answers a HEAD request: pass its head, drop its body. */
+  expectHead(dropBody: boolean): void {
+    this.dropBody = dropBody;
+  }
+
+  push(chunk: Buffer): void {
+    let at = 0;
+    while (at < chunk.length) {
+      switch (this.state) {
+        case 'until-close':
+          this.sink.data(at === 0 ? chunk : chunk.subarray(at));
+          return;
+        case 'head':
+          at = this.readHead(chunk, at);
+          break;
+        case 'body':
+        case 'chunk-data': {
+          const take = Math.min(this.remaining, chunk.length - at);
+          if (!this.dropBody) this.sink.data(chunk.subarray(at, at + take));
+          at += take;
+          this.remaining -= take;
+          if (this.remaining === 0) {
+            if (this.state === 'body') this.done();
+            else this.state = 'chunk-line';
+          }
+          break;
+        }
+        case 'chunk-line':
+        case 'trailers':
+          at = this.readLine(chunk, at);
+          break;
+      }
+    }
+  }
+
+  private done(): void {
+    this.state = 'head';
+    this.dropBody = false;
+    this.sink.complete(this.close);
+  }
+
+  private readHead(chunk: Buffer, at: number): number {
+    this.pending.push(at === 0 ? chunk : chunk.subarray(at));
+    this.pendingBytes += chunk.length - at;
+    const joined = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
+    const end = joined.indexOf(HEAD_END);
+    if (end === -1) {
+      this.pending = [joined];
+      return chunk.length;
+    }
+    const consumedBefore = this.pendingBytes - (chunk.length - at);
+    this.pending = [];
+    this.pendingBytes = 0;
+    const headBytes = joined.subarray(0, end + 4);
+    this.sink.data(headBytes);
+    const head = joined.toString('latin1', 0, end).toLowerCase();
+    const status = Number(head.slice(9, 12));
+    this.close = /\r\nconnection: *close/.test(head);
+    const next = at + (end + 4 - consumedBefore);
+    if (status >= 100 && status < 200 && status !== 101) return next; // interim: the final response follows
+    const length = /\r\ncontent-length: *(\d+)/.exec(head);
+    if (status === 204 || status === 304 || (length && Number(length[1]) === 0)) this.done();
+    else if (length) {
+      this.remaining = Number(length[1]);
+      this.state = 'body';
+    } else if (/\r\ntransfer-encoding: *chunked/.test(head)) this.state = 'chunk-line';
+    else if (this.dropBody) this.done();
+    else this.state = 'until-close';
+    return next;
+  }
+
+  /** A chunk-size line, or a trailer line; passed on whole (unless the body is dropped). */
+  private readLine(chunk: Buffer, at: number): number {
+    const lf = chunk.indexOf(0x0a, at);
+    const stop = lf === -1 ? chunk.length : lf + 1;
+    this.pending.push(chunk.subarray(at, stop));
+    this.pendingBytes += stop - at;
+    if (lf === -1) return stop;
+    const line = Buffer.concat(this.pending, this.pendingBytes);
+    this.pending = [];
+    this.pendingBytes = 0;
+    if (!this.dropBody) this.sink.data(line);
+    if (this.state === 'trailers') {
+      if (line.length <= 2) this.done();
+      return stop;
+    }
+    const size = parseInt(line.toString('latin1'), 16);
+    if (size === 0) this.state = 'trailers';
+    else {
+      this.remaining = size + 2; // the data and its CRLF
+      this.state = 'chunk-data';
+    }
+    return stop;
+  }
+}

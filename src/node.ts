@@ -8,6 +8,7 @@ import { TopologyRepo } from './storage/topology-repo.js';
 import { InvalidationBus } from './cache/invalidation-bus.js';
 import { openBackends } from './node-backends.js';
 import { KeyAuthenticator } from './auth/key-authenticator.js';
+import { ClientAddressSource } from './http/client-address.js';
 import { Router, type RouteInfo } from './http/router.js';
 import { listenPublic } from './http/listen.js';
 import { RouteTable } from './routing/route-table.js';
@@ -93,7 +94,7 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
       bus,
       eventLog: backends.eventLog,
       singleNode: backends.singleNode,
-      router: new Router(app, log, config.server.headerGuard),
+      router: new Router(app, log, new ClientAddressSource(config.server.headerGuard, config.server.proxyProtocolFrom)),
       topology,
       keys: new KeyAuthenticator(new KeyRepo(sql), config.ingress.cacheTtlMs),
       routes: new RouteTable(topology, config.ingress.cacheTtlMs, config.delivery.timeoutMs, {

@@ -17,6 +17,7 @@ export interface Config {
     maxManagementBodyBytes: number;
     drainTimeoutMs: number;
     headerGuard: boolean;
+    proxyProtocolFrom: string[];
   };
   database: { url: string; embeddedPort: number; maxConnections: number };
   redis: { url: string; keyPrefix: string };
@@ -113,6 +114,8 @@ export const schema: SchemaNode = obj({
     maxManagementBodyBytes: int(1024, 16 * 1024 * 1024),
     drainTimeoutMs: int(0, 600_000),
     headerGuard: { kind: 'boolean' },
+    // CIDRs (or addresses) whose PROXY protocol header names the client; only read with headerGuard off.
+    proxyProtocolFrom: { kind: 'list', item: str(/^[0-9A-Fa-f:.]+(?:\/\d{1,3})?$/) },
   }),
   database: obj({ url: str(/^(postgres(ql)?:\/\/.*)?$/), embeddedPort: int(1, 65535), maxConnections: int(1, 500) }),
   redis: obj({ url: str(/^(rediss?:\/\/.*)?$/), keyPrefix: str() }),

@@ -1,5 +1,6 @@
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { errorEnvelope, ServiceError } from '../errors.js';
+import { ClientAddressSource } from './client-address.js';
 import { unpackFields } from './guard-marks.js';
 import { statusLine } from './status-line.js';
 
@@ -30,6 +31,7 @@ export interface Exchange {
 }
 
 
+const DIRECT = new ClientAddressSource(false);
 const JSON_HEADERS = { 'content-type': 'application/json' };
 /** Shared by every exchange without a body: nothing to read, nothing to allocate. */
 const NO_BODY: Promise<Buffer> = Promise.resolve(Buffer.alloc(0));
@@ -39,17 +41,17 @@ const NO_BODY: Promise<Buffer> = Promise.resolve(Buffer.alloc(0));
  * so its marker headers are trusted and the client address is the one the
  * guard's PROXY header named.
  */
-export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: number, maxBodyBytes: number, guarded = false): Exchange {
+export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: number, maxBodyBytes: number, addresses: ClientAddressSource = DIRECT): Exchange {
   const headers: Record<string, string> = {};
   req.forEach((name, value) => {
     headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
   });
   // Only the front can have set the mark: it drops a client's fields under its prefix.
-  if (guarded) unpackFields(headers);
+  if (addresses.guarded) unpackFields(headers);
   const params: string[] = [];
   for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
   const method = req.getCaseSensitiveMethod().toUpperCase();
-  const exchange = new UwsExchange(res, method, req.getUrl(), req.getQuery() ?? '', headers, params, guarded);
+  const exchange = new UwsExchange(res, method, req.getUrl(), req.getQuery() ?? '', headers, params, addresses);
   // A client that goes away mid-body sends no more data: without this the
   // handler awaiting the body would wait (and hold its memory) forever.
   res.onAborted(() => exchange.abort());
@@ -77,7 +79,7 @@ class UwsExchange implements Exchange {
     readonly query: string,
     readonly headers: Readonly<Record<string, string>>,
     readonly params: readonly string[],
-    private readonly guarded: boolean,
+    private readonly addresses: ClientAddressSource,
   ) {}
 
   // Read on first use only: a getpeername() per request showed up in profiles,
@@ -85,7 +87,7 @@ class UwsExchange implements Exchange {
   get remoteAddress(): string {
     if (this.remote === null) {
       try {
-        this.remote = Buffer.from(this.guarded ? this.res.getProxiedRemoteAddressAsText() : this.res.getRemoteAddressAsText()).toString();
+        this.remote = this.addresses.of(this.res);
       } catch {
         this.remote = ''; // the response is gone (aborted): nobody will be answered
       }

@@ -1,6 +1,7 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import { isServiceError, ServiceError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
+import { ClientAddressSource } from './client-address.js';
 import { captureExchange, type Exchange } from './exchange.js';
 
 export type Method = 'get' | 'post' | 'put' | 'del' | 'patch';
@@ -27,22 +28,22 @@ export class Router {
   constructor(
     private readonly app: TemplatedApp,
     private readonly log: Logger,
-    /** Requests arrive through the header guard (server.headerGuard). */
-    private readonly guarded = false,
+    /** Where the client address comes from (the header guard's front, or the socket and trusted proxies). */
+    private readonly addresses = new ClientAddressSource(false),
   ) {}
 
   add(method: Method, pattern: string, options: RouteOptions, handler: Handler): void {
     const paramCount = (pattern.match(/\/:/g) ?? []).length;
     this.routes.push({ method: method === 'del' ? 'DELETE' : method.toUpperCase(), pattern });
     this.app[method](pattern, (res, req) => {
-      this.run(handler, captureExchange(res, req, paramCount, options.maxBodyBytes, this.guarded));
+      this.run(handler, captureExchange(res, req, paramCount, options.maxBodyBytes, this.addresses));
     });
   }
 
   /** Answers every unmatched path with 404 not_found in the envelope. */
   fallback(maxBodyBytes: number): void {
     this.app.any('/*', (res, req) => {
-      const exchange = captureExchange(res, req, 0, maxBodyBytes, this.guarded);
+      const exchange = captureExchange(res, req, 0, maxBodyBytes, this.addresses);
       exchange.sendError(new ServiceError('not_found', `No route for ${exchange.method} ${exchange.path}.`));
     });
   }

@@ -86,3 +86,23 @@ for (const [mode, port] of [['off', node.port], ['on', guarded.port]] as const) 
     t.equal(await countRecords(backends), before, 'nothing written');
   });
 }
+
+t.test('guard off: a PROXY header names the client only when it comes from server.proxyProtocolFrom', async (t) => {
+  const net = await import('node:net');
+  await api.manage('PUT', api.tenantPath('/queues/allow-doc'), { ipAllowlist: ['203.0.113.0/24'] });
+  const trusting = await startTestNode(t, backends, { server: { port: 0, host: '127.0.0.1', headerGuard: false, proxyProtocolFrom: ['127.0.0.1/32'] } });
+  // PROXY v2, TCP over IPv4, naming 203.0.113.7:12345 → 127.0.0.1:80.
+  const proxy = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a, 0x21, 0x11, 0x00, 0x0c, 203, 0, 113, 7, 127, 0, 0, 1, 0x30, 0x39, 0x00, 0x50]);
+  const post = Buffer.from(`POST /events/${creds.tenantPublicId}/allow-doc HTTP/1.1\r\nhost: x\r\nx-api-key: ${creds.ingressKey}\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}`);
+  const status = (port: number) =>
+    new Promise<number | null>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => socket.write(Buffer.concat([proxy, post])));
+      let out = '';
+      socket.on('data', (d: Buffer) => (out += d.toString('latin1')));
+      socket.on('close', () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(out)?.[1]) || null));
+      socket.on('error', () => {});
+      setTimeout(() => socket.destroy(), 3_000);
+    });
+  t.equal(await status(node.port), 403, 'untrusted peer: its PROXY header is ignored, the allowlist sees 127.0.0.1');
+  t.equal(await status(trusting.port), 202, 'a peer in proxyProtocolFrom: the allowlist sees the address its PROXY header names');
+});

@@ -98,7 +98,7 @@ export class RequestParser {
   private bodyLimit = 0;
   private crlfSeen = 0;
   private close = false;
-  private requestLine: RequestLine | ServiceError | string | null = null;
+  private requestLine: RequestLine | null = null;
 
   constructor(
     private readonly limits: ParserLimits,
@@ -231,21 +231,14 @@ export class RequestParser {
       }
       if (this.lineEnds.length === 0) {
         // The request line is checked as soon as it is whole: garbage is refused without waiting for a head.
-        this.gather(chunk, at, lf + 1);
-        at = lf + 1;
-        const line = this.takePending();
-        this.requestLine = parseRequestLine(line, line.length - 2);
-        if (typeof this.requestLine === 'string') {
-          this.fail(bad(this.requestLine));
+        // (Usually it is all in this chunk: read in place, no copy.)
+        const line = this.pendingBytes === 0 ? chunk.subarray(at, lf + 1) : Buffer.concat([...this.pending, chunk.subarray(at, lf + 1)]);
+        const parsed = parseRequestLine(line, line.length - 2);
+        if (typeof parsed === 'string' || parsed instanceof ServiceError) {
+          this.fail(typeof parsed === 'string' ? bad(parsed) : parsed);
           return chunk.length;
         }
-        if (this.requestLine instanceof ServiceError) {
-          this.fail(this.requestLine);
-          return chunk.length;
-        }
-        this.pending = [line];
-        this.pendingBytes = line.length;
-        this.lastByte = 0x0a;
+        this.requestLine = parsed;
       }
       this.lineEnds.push(offset);
       // Request line + fields + the empty line: more lines than that are over the count already.
@@ -262,7 +255,7 @@ export class RequestParser {
   }
 
   private parseHead(h: Buffer, lineEnds: readonly number[]): void {
-    const { method, minor, form } = this.requestLine as RequestLine;
+    const { method, minor, form } = this.requestLine!;
     const fields: HeadField[] = [];
     let hosts = 0;
     let host = '';

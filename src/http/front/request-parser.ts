@@ -463,7 +463,7 @@ function trailerProblem(section: Buffer, lineEnds: readonly number[], maxFields:
 
 /** Transfer-Encoding must be exactly `chunked` (RFC 9112 §6.1, §6.3); returns the refusal otherwise. */
 function chunkedOnly(values: readonly string[]): ServiceError | null {
-  const codings = values.map((v) => v.trim().toLowerCase()).filter((v) => v !== '');
+  const codings = values.map((v) => trimOws(v).toLowerCase()).filter((v) => v !== '');
   if (codings.length === 0) return bad('Transfer-Encoding names no coding.');
   const tokenOnly = new RegExp(`^${TOKEN}$`);
   if (!codings.every((c) => tokenOnly.test(c))) return bad('Transfer-Encoding is malformed (codings take no parameters here).');
@@ -473,9 +473,14 @@ function chunkedOnly(values: readonly string[]): ServiceError | null {
   return null;
 }
 
+/** Without optional whitespace (SP, HTAB) at either end; String#trim would also take VT, FF, NBSP… */
+function trimOws(text: string): string {
+  return text.replace(/^[ \t]+|[ \t]+$/g, '');
+}
+
 /** True when a comma-separated list holds the token (case-insensitive). */
 function listHas(value: string, token: string): boolean {
-  return value.split(',').some((part) => part.trim().toLowerCase() === token);
+  return value.split(',').some((part) => trimOws(part).toLowerCase() === token);
 }
 
 /** uri-host [ ":" port ]: reg-name, IPv4 or an IP literal in brackets. */

@@ -151,6 +151,10 @@ t.test('header fields refused with the reference code', async (t) => {
     ['transfer-encoding: chunked;q=1\r\n', 'bad_request'],
     ['transfer-encoding: "chunked"\r\n', 'bad_request'],
     ['transfer-encoding: \r\n', 'bad_request'],
+    ['transfer-encoding: \u000bchunked\r\n', 'bad_request'],
+    ['transfer-encoding: chunked\u000c\r\n', 'bad_request'],
+    ['transfer-encoding: \u00a0chunked\r\n', 'bad_request'],
+    ['transfer-encoding: \u0085chunked\r\n', 'bad_request'],
     ['transfer-encoding: gzip, chunked\r\n', 'not_implemented'],
   ];
   for (const [fields, code] of cases) t.equal(errorOf(one(`POST / HTTP/1.1\r\n${H}${fields}\r\n`)), code, JSON.stringify(fields));

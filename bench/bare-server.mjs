@@ -34,7 +34,7 @@ app.any('/*', (res) => {
   res.writeStatus('404 Not Found').end();
 });
 
-// argv[2]: none (default), guard or pipe: see lib/listen-bare.mjs.
+// argv[2]: none (default), guard, legacy or pipe: see lib/listen-bare.mjs.
 listenBare(app, process.argv[2]).then(
   (port) => process.send?.({ type: 'ready', port }),
   (err) => {

@@ -10,11 +10,22 @@
  *               autocannon ──► bare-kafka-server.mjs (the same, but each body is
  *               appended to Kafka before the 202): the durable floor
  *               autocannon ──► header guard ──► bare-kafka-server.mjs (when a
- *               guard-on variant runs): the durable floor with the guard
- *   per variant (ingress.validation = inline or pool, server.headerGuard on or off) a fresh
+ *               guard-on variant runs): the durable floor with the guard; the
+ *               same behind the old guard when a guard-legacy variant runs
+ *   per variant (ingress.validation = inline or pool; guard on, legacy or off) a fresh
  *               `streamgate start --roles ingress` node:
  *                 api-key  autocannon ──► POST /events/<ten>/bench-api
  *                 signed   autocannon ──► POST /events/<ten>/bench-signed
+ *
+ * Guard variants (BENCH_GUARD=on,legacy,off, default all three):
+ *   on      server.headerGuard true: the guard thread in dist/ (the new front)
+ *   legacy  server.headerGuard true with STREAMGATE_GUARD_WORKER pointing at
+ *           lib/legacy-guard/header-guard-worker.js: the header guard as of
+ *           2bf0853 (the old guard), in the same node otherwise; for the A/B
+ *           of the new front against it, then to be removed with that folder
+ *   off     server.headerGuard false: uWS owns the port
+ * The report compares the `on` and `legacy` rows of each engine and auth mode
+ * (events/s, p99, streamgate CPU µs per event).
  *
  * Options as bench/run.mjs (lib/options.mjs: --duration, --connections,
  * --pipelining, --bodyBytes, --keys, --warmup, or BENCH_* env), plus
@@ -26,7 +37,8 @@
  * bench/ingress-modes.md.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +58,16 @@ const BARE_SERVER = fileURLToPath(new URL('./bare-server.mjs', import.meta.url))
 const BARE_KAFKA_SERVER = fileURLToPath(new URL('./bare-kafka-server.mjs', import.meta.url));
 const RESULTS = fileURLToPath(new URL('./ingress-modes.md', import.meta.url));
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const DIST_LISTEN = fileURLToPath(new URL('../dist/http/listen.js', import.meta.url));
+// The header guard as of 2bf0853, started by the node in place of its own (`legacy`).
+const LEGACY_GUARD_WORKER = fileURLToPath(new URL('./lib/legacy-guard/header-guard-worker.js', import.meta.url));
+/** How the rows name each guard variant. */
+const GUARD_LABEL = { on: 'guard on (new front)', legacy: 'guard legacy (old guard)', off: 'guard off' };
+/** The bare-kafka-server relay that is the floor of each guard variant's rows. */
+const FLOOR_RELAY = { on: 'guard', legacy: 'legacy', off: 'none' };
+// The old guard refuses an HTTP/2.0 request line with this text (its request-line regex allows only HTTP/1.x).
+const OLD_GUARD_REFUSAL = 'The request line is not `METHOD target HTTP/1.x`';
+const FLOOR_LABEL = { none: 'baseline + Kafka', guard: 'baseline + Kafka + guard (new front)', legacy: 'baseline + Kafka + old guard' };
 const say = (msg) => process.stderr.write(`[bench] ${msg}\n`);
 const list = (value, all) => (value ? value.split(',').map((s) => s.trim()).filter((s) => all.includes(s)) : all);
 
@@ -75,8 +97,17 @@ async function main() {
   if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `npm run build` first');
   const options = readOptions();
   const engines = list(process.env.BENCH_ENGINES, ['inline', 'pool']);
-  // BENCH_GUARD=on,off: server.headerGuard (the relay in front of uWS; default on).
-  const guards = list(process.env.BENCH_GUARD, ['on', 'off']);
+  // BENCH_GUARD=on,legacy,off: server.headerGuard (the relay in front of uWS) with
+  // the guard in dist/ (on), with the old one (legacy), or off; default all three.
+  const guards = list(process.env.BENCH_GUARD, ['on', 'legacy', 'off']);
+  if (!guards.length) throw new Error(`BENCH_GUARD=${process.env.BENCH_GUARD}: none of on, legacy, off`);
+  if (guards.includes('legacy')) {
+    // A dist/ built without the override would silently run its own guard in the legacy rows.
+    if (!readFileSync(DIST_LISTEN, 'utf8').includes('STREAMGATE_GUARD_WORKER')) {
+      throw new Error('dist/http/listen.js does not honour STREAMGATE_GUARD_WORKER: rebuild (`npm run build`) from a tree that has it');
+    }
+    if (!existsSync(LEGACY_GUARD_WORKER)) throw new Error(`${LEGACY_GUARD_WORKER} is missing`);
+  }
   const variants = engines.flatMap((engine) => guards.map((guard) => ({ engine, guard, name: `${engine}-guard-${guard}` })));
   const auths = list(process.env.BENCH_AUTH, ['api-key', 'signed']);
   const profile = process.env.BENCH_PROFILE === '1';
@@ -95,18 +126,21 @@ async function main() {
   const configFile = (name) => join(workDir, `streamgate-${name}.yaml`);
   for (const { engine, guard, name } of [...variants, { engine: 'inline', guard: 'on', name: 'setup' }]) {
     // BENCH_SG_YAML: extra top-level YAML for the ingress nodes (e.g. kafka producer knobs), for A/B runs.
-    const yaml = `redis:\n  keyPrefix: "sgbench-${runId}:"\ningress:\n  validation: ${engine}\nserver:\n  headerGuard: ${guard === 'on'}\n`;
+    const yaml = `redis:\n  keyPrefix: "sgbench-${runId}:"\ningress:\n  validation: ${engine}\nserver:\n  headerGuard: ${guard !== 'off'}\n`;
     await writeFile(configFile(name), `${yaml}${process.env.BENCH_SG_YAML ?? ''}\n`);
   }
-  const env = (engine) => ({
-    ...process.env,
+  const { STREAMGATE_GUARD_WORKER: _inherited, ...inherited } = process.env;
+  const env = (name, guard) => ({
+    ...inherited,
+    // `legacy`: the node starts the old guard's worker instead of its own (never inherited).
+    ...(guard === 'legacy' ? { STREAMGATE_GUARD_WORKER: LEGACY_GUARD_WORKER } : {}),
     DATABASE_URL: db.url,
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     KAFKA_BROKERS: brokers.join(','),
     LOG_LEVEL: 'warn',
     STREAMGATE_KAFKA_TOPIC: topic,
     STREAMGATE_KAFKA_GROUP: `sg-bench-${runId}`,
-    STREAMGATE_CONFIG: configFile(engine),
+    STREAMGATE_CONFIG: configFile(name),
   });
   const creds = await bootstrapTenant(env('setup'));
 
@@ -149,11 +183,13 @@ async function main() {
   await stopChild(bare);
 
   // ---- second baselines: bare uWS that appends each body to Kafka before answering ----
-  // Behind the header guard too when a guard-on variant is measured: the floor
-  // for those rows is a durable ingress that also pays the guard's relay.
-  const durable = { none: {}, guard: {} };
-  for (const relay of guards.includes('on') ? ['none', 'guard'] : ['none']) {
-    const label = relay === 'none' ? 'baseline + Kafka' : 'baseline + Kafka + guard';
+  // Behind the header guard too when a guard-on variant is measured (and behind
+  // the old guard for guard-legacy): the floor for those rows is a durable
+  // ingress that also pays that guard's relay.
+  const durable = { none: {}, guard: {}, legacy: {} };
+  const floors = ['none', ...(guards.includes('on') ? ['guard'] : []), ...(guards.includes('legacy') ? ['legacy'] : [])];
+  for (const relay of floors) {
+    const label = FLOOR_LABEL[relay];
     const bareKafka = forkChild(`bare-kafka-server-${relay}`, BARE_KAFKA_SERVER, [relay], { env: { ...process.env, KAFKA_BROKERS: brokers.join(','), BENCH_TOPIC: topic } });
     const { port: bareKafkaPort } = await waitForMessage(bareKafka, 'ready');
     for (const auth of auths) {
@@ -170,22 +206,30 @@ async function main() {
   for (const { engine, guard, name } of variants) {
     const sg = await startStreamgate({
       name: `ingress-${name}`,
-      env: env(name),
+      env: env(name, guard),
       port: await freePort(),
       roles: ['ingress'],
       logFile: join(workDir, `ingress-${name}.log`),
       nodeArgs: [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${workDir}`] : []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)],
     });
     const port = new URL(sg.base).port;
+    if (guard !== 'off') {
+      // Which guard is in front: the old one answers this head with its own refusal.
+      const answer = await probeGuard(port);
+      const old = answer.includes(OLD_GUARD_REFUSAL);
+      say(`ingress-${name}: "GET /readyz HTTP/2.0" answered ${JSON.stringify(answer.split('\r\n', 1)[0] || '(nothing)')}${old ? ' (the old guard)' : ''}`);
+      if (guard === 'legacy' && !old) throw new Error(`ingress-${name} is not running the old guard (STREAMGATE_GUARD_WORKER ignored?)`);
+      if (guard === 'on' && old) say(`ingress-${name}: guard on answers like the old guard: is dist/ built from the new front?`);
+    }
     for (const auth of auths) {
-      say(`streamgate, validation ${engine}, guard ${guard}, ${auth}`);
+      say(`streamgate, validation ${engine}, ${GUARD_LABEL[guard]}, ${auth}`);
       if (options.warmup) await load(port, requestSets[auth], options.warmup);
       const before = await kafka.countEvents(topic);
       const meter = startCpuMeter({ streamgate: sg.child.pid, autocannon: process.pid, kafka: kafkaPid });
       const result = await load(port, requestSets[auth], options.duration);
       result.cpu = meter();
       result.written = (await kafka.countEvents(topic)) - before;
-      rows.push({ engine, guard, auth, result, baseline: baselines[auth], durable: durable.none[auth], guarded: durable.guard[auth] });
+      rows.push({ engine, guard, auth, result, baseline: baselines[auth], durable: durable.none[auth], guarded: guard === 'off' ? undefined : durable[FLOOR_RELAY[guard]][auth] });
       say(`   ${Math.round(result.acceptedPerS)} ev/s (${pct(result.acceptedPerS / baselines[auth].acceptedPerS)} of baseline), p99 ${result.p99} ms, non-2xx ${result.non2xx}`);
     }
     const stopped = await stopChild(sg.child, 30_000);
@@ -194,17 +238,39 @@ async function main() {
     if (problems.length) say(`ingress-${name} logged ${problems.map((p) => `${p.count}× ${p.key}`).join('; ')}`);
   }
 
-  const text = report({ options, engines, auths, baselines, durable, rows, profile, workDir });
+  const text = report({ options, engines, auths, baselines, durable, floors, rows, profile, workDir });
   process.stdout.write(`\n${text}`);
   await writeFile(RESULTS, text);
   say(`written ${RESULTS}`);
 }
 
-const pct = (x) => `${(x * 100).toFixed(1)} %`;
+/** Sends one HTTP/2.0-versioned head and returns whatever comes back within 2 s. */
+function probeGuard(port) {
+  return new Promise((resolve) => {
+    const chunks = [];
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write('GET /readyz HTTP/2.0\r\nhost: 127.0.0.1\r\n\r\n'));
+    const done = () => {
+      socket.destroy();
+      resolve(Buffer.concat(chunks).toString('latin1'));
+    };
+    const timer = setTimeout(done, 2_000);
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(timer);
+      done();
+    });
+  });
+}
+
+const pct = (x) => (x === null || x === undefined || !Number.isFinite(x) ? '–' : `${(x * 100).toFixed(1)} %`);
 const int = (n) => (n === null || n === undefined ? '–' : Math.round(n).toLocaleString('en-US'));
 const ms = (n) => (n === null || n === undefined ? '–' : n === 0 ? '<1' : String(n));
-const perEvent = (load, who) => (load.cpu[who] == null || !load.acceptedPerS ? '–' : ((load.cpu[who] / 100) * 1e6 / load.acceptedPerS).toFixed(0));
+/** CPU µs of `who` per accepted event, as a number (null when unknown). */
+const usPerEvent = (load, who) => (load?.cpu?.[who] == null || !load.acceptedPerS ? null : ((load.cpu[who] / 100) * 1e6) / load.acceptedPerS);
+const perEvent = (load, who) => (usPerEvent(load, who) === null ? '–' : usPerEvent(load, who).toFixed(0));
 const cpuText = (cpu) => Object.entries(cpu).map(([who, p]) => `${who} ${p ?? '?'} %`).join(', ');
+const signed = (n) => (n === null || !Number.isFinite(n) ? '–' : `${n >= 0 ? '+' : ''}${n.toFixed(0)}`);
 
 function table(head, rows) {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
@@ -212,42 +278,91 @@ function table(head, rows) {
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
-function report({ options: o, auths, baselines, durable, rows, profile, workDir }) {
+/**
+ * The new front (guard on) against the old guard (legacy), per engine and auth
+ * mode, from the same run: events/s, p99 and streamgate CPU µs per event, with
+ * guard off beside them; "guard's own CPU" is each guard's µs/event over guard
+ * off's. The floors (bare uWS + Kafka behind each guard) come first.
+ */
+function frontVsGuard({ auths, durable, rows }) {
+  const find = (engine, guard, auth) => rows.find((r) => r.engine === engine && r.guard === guard && r.auth === auth)?.result;
+  const pairs = [];
+  for (const auth of auths) {
+    if (durable.guard[auth] && durable.legacy[auth]) pairs.push({ what: `bare uWS + Kafka behind the guard, ${auth}`, neu: durable.guard[auth], old: durable.legacy[auth], off: durable.none[auth], who: 'server' });
+  }
+  for (const engine of [...new Set(rows.map((r) => r.engine))]) {
+    for (const auth of auths) {
+      const neu = find(engine, 'on', auth);
+      const old = find(engine, 'legacy', auth);
+      if (neu && old) pairs.push({ what: `streamgate, ${auth}, validation ${engine}`, neu, old, off: find(engine, 'off', auth), who: 'streamgate' });
+    }
+  }
+  if (!pairs.length) return [];
+  const body = pairs.map(({ what, neu, old, off, who }) => {
+    const [n, o, f] = [usPerEvent(neu, who), usPerEvent(old, who), usPerEvent(off, who)];
+    return [
+      what,
+      `${int(neu.acceptedPerS)} / ${int(old.acceptedPerS)} / ${int(off?.acceptedPerS)}`,
+      pct(neu.acceptedPerS / old.acceptedPerS),
+      `${ms(neu.p99)} / ${ms(old.p99)} / ${ms(off?.p99)}`,
+      `${perEvent(neu, who)} / ${perEvent(old, who)} / ${perEvent(off, who)}`,
+      n === null || o === null ? '–' : pct(n / o),
+      f === null || n === null || o === null ? '–' : `${signed(n - f)} / ${signed(o - f)}`,
+    ];
+  });
+  return [
+    '## new front vs old guard',
+    '',
+    table(['pair (same run)', 'ev/s new / old / off', 'ev/s new vs old', 'p99 ms new / old / off', 'server CPU µs/event new / old / off', 'CPU/event new vs old', "guard's own CPU µs/event new / old (over off)"], body),
+    '',
+    '- new = guard on (the new front, dist/); old = guard legacy (the header guard as of 2bf0853, bench/lib/legacy-guard/, through STREAMGATE_GUARD_WORKER); off = guard off (uWS owns the port).',
+    "- ev/s new vs old above 100 % and CPU/event new vs old under 100 % favour the new front. The guard thread runs in the streamgate process, so its CPU is in the server's µs/event; the guard's own CPU is that minus guard off's (for the bare rows: minus bare uWS + Kafka without a guard).",
+    '',
+    ...pairs.map(({ what, neu, old, who }) => `- new front vs old guard, ${what}: ${pct(neu.acceptedPerS / old.acceptedPerS)} events/s; CPU ${perEvent(neu, who)} vs ${perEvent(old, who)} µs/event (${pct(usPerEvent(neu, who) / usPerEvent(old, who))})`),
+    '',
+  ];
+}
+
+function report({ options: o, auths, baselines, durable, floors, rows, profile, workDir }) {
   const out = [];
   out.push('# streamgate ingress by auth mode, validation engine and header guard');
   out.push('');
   out.push(`- date: ${new Date().toISOString()}`);
   out.push(`- node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}); load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' / ')} (1/5/15 min: other work on the machine skews every figure)`);
   out.push(`- ${o.duration} s per phase (+${o.warmup} s warm-up), ${o.connections} connections, pipelining ${o.pipelining}, body ${o.bodyBytes} B JSON, ${o.keys} partition keys`);
-  out.push('- streamgate: `streamgate start --roles ingress` (no delivery, no management), one fresh node per variant, Kafka acks=all; guard = server.headerGuard (the relay thread in front of uWS)');
+  out.push('- streamgate: `streamgate start --roles ingress` (no delivery, no management), one fresh node per variant, Kafka acks=all; guard = server.headerGuard (the relay thread in front of uWS): "guard on (new front)" runs the guard in dist/, "guard legacy (old guard)" the header guard as of 2bf0853 (bench/lib/legacy-guard/, started by the same node through STREAMGATE_GUARD_WORKER), "guard off" none');
   out.push('- baseline: bare uWebSockets.js answering 202 at once, loaded by the same request generator (the signed generator signs every request)');
   out.push("- baseline + Kafka: bare uWebSockets.js that appends each body to Kafka (streamgate's writer, acks=all) before answering 202 (bench/bare-kafka-server.mjs): the least a durable ingress does; 'vs + Kafka' compares streamgate with it");
-  out.push("- baseline + Kafka + guard: the same behind streamgate's header guard thread (uWS on a Unix socket, as streamgate with the guard on): the least a durable ingress with the guard does; 'vs + Kafka + guard' compares the guard-on rows with it");
+  out.push("- baseline + Kafka + guard (new front) / + old guard: the same behind that header guard thread (uWS on a Unix socket, as streamgate with the guard on): the least a durable ingress with that guard does; 'vs + Kafka + its guard' compares the guard-on rows with the first and the guard-legacy rows with the second");
+  out.push("- 'vs old guard': a guard-on row's events/s against the guard-legacy row of the same engine and auth mode");
   if (profile) out.push(`- profiled with --cpu-prof: profiles in ${workDir}`);
   out.push('');
+  const legacyOf = (engine, auth) => rows.find((r) => r.engine === engine && r.guard === 'legacy' && r.auth === auth)?.result;
   out.push(table(
-    ['phase', 'accepted ev/s', 'vs baseline', 'vs + Kafka', 'vs + Kafka + guard', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', '2xx in (s) / records written', 'server CPU µs/event', 'CPU'],
+    ['phase', 'accepted ev/s', 'vs baseline', 'vs + Kafka', 'vs + Kafka + its guard', 'vs old guard', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', '2xx in (s) / records written', 'server CPU µs/event', 'CPU'],
     [
-      ...auths.map((auth) => ['baseline, ' + auth + ' requests', int(baselines[auth].acceptedPerS), '100 %', '–', '–', ms(baselines[auth].p50), ms(baselines[auth].p99), ms(baselines[auth].max), int(baselines[auth].non2xx), int(baselines[auth].errors), '–', perEvent(baselines[auth], 'server'), cpuText(baselines[auth].cpu)]),
-      ...['none', 'guard'].flatMap((relay) =>
+      ...auths.map((auth) => ['baseline, ' + auth + ' requests', int(baselines[auth].acceptedPerS), '100 %', '–', '–', '–', ms(baselines[auth].p50), ms(baselines[auth].p99), ms(baselines[auth].max), int(baselines[auth].non2xx), int(baselines[auth].errors), '–', perEvent(baselines[auth], 'server'), cpuText(baselines[auth].cpu)]),
+      ...floors.flatMap((relay) =>
         auths.filter((auth) => durable[relay][auth]).map((auth) => {
           const d = durable[relay][auth];
           return [
-            `baseline + Kafka${relay === 'guard' ? ' + guard' : ''}, ${auth} requests`,
+            `${FLOOR_LABEL[relay]}, ${auth} requests`,
             int(d.acceptedPerS),
             pct(d.acceptedPerS / baselines[auth].acceptedPerS),
             relay === 'none' ? '100 %' : pct(d.acceptedPerS / durable.none[auth].acceptedPerS),
-            relay === 'guard' ? '100 %' : '–',
+            relay === 'none' ? '–' : '100 %',
+            relay === 'guard' && durable.legacy[auth] ? pct(d.acceptedPerS / durable.legacy[auth].acceptedPerS) : relay === 'legacy' ? '100 %' : '–',
             ms(d.p50), ms(d.p99), ms(d.max), int(d.non2xx), int(d.errors), '–', perEvent(d, 'server'), cpuText(d.cpu),
           ];
         }),
       ),
       ...rows.map(({ engine, guard, auth, result, baseline, durable: floor, guarded }) => [
-        `${auth}, validation ${engine}, guard ${guard}`,
+        `${auth}, validation ${engine}, ${GUARD_LABEL[guard]}`,
         int(result.acceptedPerS),
         pct(result.acceptedPerS / baseline.acceptedPerS),
         pct(result.acceptedPerS / floor.acceptedPerS),
-        guard === 'on' ? pct(result.acceptedPerS / guarded.acceptedPerS) : '–',
+        guarded ? pct(result.acceptedPerS / guarded.acceptedPerS) : '–',
+        guard === 'on' && legacyOf(engine, auth) ? pct(result.acceptedPerS / legacyOf(engine, auth).acceptedPerS) : guard === 'legacy' ? '100 %' : '–',
         ms(result.p50), ms(result.p99), ms(result.max), int(result.non2xx), int(result.errors), `${int(result.accepted)} in ${result.durationS.toFixed(1)} / ${int(result.written)}`, perEvent(result, 'streamgate'), cpuText(result.cpu),
       ]),
     ],
@@ -257,6 +372,8 @@ function report({ options: o, auths, baselines, durable, rows, profile, workDir 
   out.push('- 2xx in (s) / records written: the 2xx answers and the seconds autocannon measured them over (accepted ev/s = their quotient), then the growth of the Kafka topic during the phase: at least the 2xx count (requests in flight at the deadline are still acked), more only if the producer duplicated records.');
   out.push('- CPU = % of one core per process over the phase; on 2 cores, autocannon near 100 % means the load generator is the limit.');
   out.push('- server CPU µs/event = CPU time of the server process / accepted events: what one event costs, less sensitive than ev/s to other work on the machine.');
+  out.push('');
+  out.push(...frontVsGuard({ auths, durable, rows }));
   return `${out.join('\n')}\n`;
 }
 

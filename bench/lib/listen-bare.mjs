@@ -4,10 +4,14 @@
  *   guard  uWS on a private Unix socket behind streamgate's own header guard
  *          thread (dist/workers/header-guard-worker.js), as streamgate with
  *          the guard on (the default)
+ *   legacy uWS on a Unix socket behind the header guard as of commit 2bf0853
+ *          (lib/legacy-guard/header-guard-worker.js, a frozen copy kept for
+ *          the A/B against the new front; delete with that folder)
  *   pipe   uWS on a Unix socket behind the least a relay thread can do:
  *          connect, send the PROXY header, pipe both ways, no head scan
  * `pipe` against `none` is what any Node relay costs; `guard` against `pipe`
- * is what the guard's own work (head scan, framing) adds to it.
+ * is what the guard's own work (head scan, framing) adds to it; `guard` against
+ * `legacy` is the new front against the old guard.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +20,7 @@ import { Worker } from 'node:worker_threads';
 import uWS from 'uWebSockets.js';
 
 const GUARD_WORKER = new URL('../../dist/workers/header-guard-worker.js', import.meta.url);
+const LEGACY_GUARD_WORKER = new URL('./legacy-guard/header-guard-worker.js', import.meta.url);
 
 // Runs as a worker (eval): the relay without streamgate's sanitizer.
 const PIPE_RELAY = `
@@ -36,7 +41,7 @@ const server = createServer({ noDelay: true }, (client) => {
 server.listen(0, '127.0.0.1', () => parentPort.postMessage({ type: 'listening', port: server.address().port }));
 `;
 
-export const RELAYS = ['none', 'guard', 'pipe'];
+export const RELAYS = ['none', 'guard', 'legacy', 'pipe'];
 
 /** Listens on 127.0.0.1 (a free port) as `relay` says; resolves with the public port. */
 export function listenBare(app, relay = 'none') {
@@ -54,7 +59,10 @@ export function listenBare(app, relay = 'none') {
       if (!token) return reject(new Error(`cannot listen on ${path}`));
       // The guard's own limits, as streamgate passes them (1 MiB bodies).
       const workerData = { host: '127.0.0.1', port: 0, upstreamPath: path, maxHeadBytes: 16_384, bodyLimits: { events: 1_048_576, other: 1_048_576 } };
-      const worker = relay === 'pipe' ? new Worker(PIPE_RELAY, { eval: true, workerData }) : new Worker(GUARD_WORKER, { workerData });
+      const worker =
+        relay === 'pipe'
+          ? new Worker(PIPE_RELAY, { eval: true, workerData })
+          : new Worker(relay === 'legacy' ? LEGACY_GUARD_WORKER : GUARD_WORKER, { workerData });
       worker.once('error', reject);
       worker.once('message', (msg) => (msg.type === 'listening' ? resolve(msg.port) : reject(new Error(msg.message))));
     }, path);

@@ -1,5 +1,6 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { isIPv4, isIPv6 } from 'node:net';
+import { UWS_VERBATIM_FIELDS } from './front/canonical-head.js';
 import { FrontConnection, type FrontTimings } from './front/front-connection.js';
 import type { ParserLimits } from './front/request-parser.js';
 
@@ -7,6 +8,7 @@ import type { ParserLimits } from './front/request-parser.js';
 const LINGER_MS = 5_000;
 /** uWS's own HTTP idle timeout, kept by the front for the connections it owns. */
 const IDLE_MS = 10_000;
+const SWEEP_MS = 1_000;
 /** Header fields one request may have (RFC 9110 sets no number; uWS 20.30 takes 48, the rest is packed). */
 export const MAX_HEADER_FIELDS = 100;
 
@@ -94,6 +96,10 @@ export interface HeaderGuardOptions {
 export class HeaderGuard {
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
+  private readonly connections = new Set<FrontConnection>();
+  private sweeper: NodeJS.Timeout | null = null;
+  /** The coarse clock the connections stamp their traffic with (ms, advanced by the sweep). */
+  private clock = Date.now();
   private readonly limits: ParserLimits;
   private readonly timings: FrontTimings;
 
@@ -102,9 +108,10 @@ export class HeaderGuard {
     this.limits = {
       maxHeadBytes: options.maxHeadBytes,
       maxFields: options.maxFields ?? MAX_HEADER_FIELDS,
+      maxVerbatimFields: UWS_VERBATIM_FIELDS,
       bodyLimit: (target) => (target.startsWith('/events/') ? events : other),
     };
-    this.timings = { idleMs: options.idleMs ?? IDLE_MS, lingerMs: options.lingerMs ?? LINGER_MS };
+    this.timings = { idleMs: options.idleMs ?? IDLE_MS, lingerMs: options.lingerMs ?? LINGER_MS, now: () => this.clock };
   }
 
   listen(): Promise<number> {
@@ -130,16 +137,26 @@ export class HeaderGuard {
   /** Ends every connection at once (after the drain). */
   destroyAll(): void {
     for (const socket of this.sockets) socket.destroy();
+    if (this.sweeper) clearInterval(this.sweeper);
   }
 
   private accept(client: Socket): void {
     this.sockets.add(client);
     const open = () => {
-      const upstream = connect(this.options.upstreamPath);
-      upstream.setNoDelay(true);
-      upstream.write(proxyHeader(client.remoteAddress ?? '', client.remotePort ?? 0, client.localAddress ?? '', client.localPort ?? 0));
-      return upstream;
+      const socket = connect(this.options.upstreamPath);
+      return { socket, preamble: proxyHeader(client.remoteAddress ?? '', client.remotePort ?? 0, client.localAddress ?? '', client.localPort ?? 0) };
     };
-    new FrontConnection(client, this.limits, this.timings, open, () => this.sockets.delete(client));
+    const connection = new FrontConnection(client, this.limits, this.timings, open, () => {
+      this.sockets.delete(client);
+      this.connections.delete(connection);
+    });
+    this.connections.add(connection);
+    this.sweeper ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
+  }
+
+  /** Idle connections are found by one sweep a second, not a timer per socket. */
+  private sweep(): void {
+    this.clock = Date.now();
+    for (const connection of this.connections) connection.sweep(this.clock);
   }
 }

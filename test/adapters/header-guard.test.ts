@@ -22,8 +22,10 @@ app.get('/slow/:n', (res, req) => {
   setTimeout(() => aborted || res.cork(() => res.end(`slow ${n} from ${Buffer.from(res.getProxiedRemoteAddressAsText()).toString()}`)), 30);
 });
 // A handler that drops the connection without answering.
-app.get('/drop', (res) => res.close());
-const server = { port: 0, host: '127.0.0.1', maxBodyBytes: 1024, maxManagementBodyBytes: 1024, drainTimeoutMs: 1000, headerGuard: true };
+app.get('/drop', (res) => {
+  res.close();
+});
+const server = { port: 0, host: '127.0.0.1', maxBodyBytes: 1024, maxManagementBodyBytes: 1024, drainTimeoutMs: 1000, headerGuard: true, proxyProtocolFrom: [] };
 const listener = await listenPublic(app, server, createLogger('silent'));
 t.teardown(() => {
   listener.close();

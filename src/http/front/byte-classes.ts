@@ -26,8 +26,8 @@ export const TARGET_BYTE = table(...ALNUM, "-._~!$&'()*+,;=:@/?%|{}^[]`");
 /** uri-host [":" port] (RFC 3986 reg-name, IPv4, IP-literal). */
 export const HOST_BYTE = table(...ALNUM, "-._~!$&'()*+,;=%:[]");
 
-/** Names uWS 20.30 parses: anything else leaves the request unanswered. */
-export const UWS_NAME_BYTE = table([0x30, 0x39], [0x61, 0x7a], '-');
+/** Names uWS 20.30 parses (it lower-cases them): anything else leaves the request unanswered. */
+export const UWS_NAME_BYTE = table(...ALNUM, '-');
 
 /** Value bytes uWS passes on unchanged: visible ASCII, SP and HTAB. */
 export const UWS_VALUE_BYTE = table([0x20, 0x7e], '\t');

@@ -6,6 +6,8 @@ import type { HeadField, RequestHead } from './request-parser.js';
 export const UWS_MAX_FIELDS = 48;
 /** host, content-length, connection and the packed-fields mark. */
 const FIXED_FIELDS = 4;
+/** Fields a head may have to go to uWS as it came: Host and Content-Length among them. */
+export const UWS_VERBATIM_FIELDS = UWS_MAX_FIELDS - FIXED_FIELDS;
 const COMMA = Buffer.from(', ');
 
 /**
@@ -20,11 +22,39 @@ const COMMA = Buffer.from(', ');
  * than uWS takes) goes into the packed-fields mark (guard-marks.ts).
  */
 export function canonicalHead(head: RequestHead, bodyLength: number): Buffer {
-  const method = head.method === 'HEAD' ? 'GET' : head.method;
-  let text = `${method} ${head.target} HTTP/1.1\r\nhost: ${head.host}\r\n`;
+  if (head.verbatim) return head.raw;
+  const out = new HeadWriter(head.raw);
+  if (head.lineCanonical) out.copy(0, head.requestLineEnd + 2);
+  else out.text(`${head.method === 'HEAD' ? 'GET' : head.method} ${head.target} HTTP/1.1\r\n`);
+  if (head.hostLine !== null) out.copy(head.hostLine[0], head.hostLine[1]);
+  else out.text(`host: ${head.host}\r\n`);
+  if (head.fields.length <= UWS_MAX_FIELDS - FIXED_FIELDS && head.fields.every((f) => f.carriable)) {
+    // The usual head: every line goes as it came (uWS lower-cases names itself; it joins repeats as the exchange reads them).
+    for (const f of head.fields) {
+      if (f.tidy) out.copy(f.start, f.end + 2);
+      else {
+        out.copy(f.start, f.colon);
+        out.text(': ');
+        out.copy(f.valueStart, f.valueEnd);
+        out.text('\r\n');
+      }
+    }
+  } else {
+    out.text(packedFields(head.fields));
+  }
+  let tail = '';
+  if (bodyLength > 0 || head.framed) tail += `content-length: ${bodyLength}\r\n`;
+  if (head.close) tail += 'connection: close\r\n';
+  out.text(`${tail}\r\n`);
+  return out.done();
+}
+
+/** Some names uWS cannot carry, or more of them than it takes: one line per name, and the rest in the mark. */
+function packedFields(fields: readonly HeadField[]): string {
+  let text = '';
   const packed: PackedField[] = [];
   let inPlace = 0;
-  for (const [name, value] of byName(head.fields)) {
+  for (const [name, value] of byName(fields)) {
     if (inPlace < UWS_MAX_FIELDS - FIXED_FIELDS && carriable(name, value)) {
       text += `${name}: ${value.toString('latin1')}\r\n`;
       inPlace++;
@@ -33,9 +63,48 @@ export function canonicalHead(head: RequestHead, bodyLength: number): Buffer {
     }
   }
   if (packed.length > 0) text += `${PACKED_FIELDS_MARK}: ${packFields(packed)}\r\n`;
-  if (bodyLength > 0 || head.framed) text += `content-length: ${bodyLength}\r\n`;
-  if (head.close) text += 'connection: close\r\n';
-  return Buffer.from(`${text}\r\n`, 'latin1');
+  return text;
+}
+
+/** Gathers ranges of the head's bytes and text, then copies them into one buffer; adjacent ranges are merged. */
+class HeadWriter {
+  private readonly parts: Array<Buffer | string> = [];
+  private length = 0;
+  private runStart = -1;
+  private runEnd = -1;
+
+  constructor(private readonly raw: Buffer) {}
+
+  copy(start: number, end: number): void {
+    if (start === this.runEnd) {
+      this.runEnd = end;
+      return;
+    }
+    this.closeRun();
+    this.runStart = start;
+    this.runEnd = end;
+  }
+
+  text(text: string): void {
+    this.closeRun();
+    this.parts.push(text);
+    this.length += text.length;
+  }
+
+  done(): Buffer {
+    this.closeRun();
+    const out = Buffer.allocUnsafe(this.length);
+    let at = 0;
+    for (const part of this.parts) at += typeof part === 'string' ? out.write(part, at, 'latin1') : part.copy(out, at);
+    return out;
+  }
+
+  private closeRun(): void {
+    if (this.runStart === -1) return;
+    this.parts.push(this.raw.subarray(this.runStart, this.runEnd));
+    this.length += this.runEnd - this.runStart;
+    this.runStart = this.runEnd = -1;
+  }
 }
 
 /** One value per name, in first-seen order; repeats joined with ", ". */

@@ -2,10 +2,19 @@ import type { Socket } from 'node:net';
 import { errorEnvelope, ServiceError } from '../../errors.js';
 import { statusLine } from '../status-line.js';
 import { canonicalHead } from './canonical-head.js';
+import { contiguous } from './contiguous.js';
 import { RequestParser, SERVED_METHODS, type ParserLimits, type RequestHead, type RequestSink } from './request-parser.js';
 import { ResponseFramer, type ResponseSink } from './response-framer.js';
 
+/** A private connection to uWS and the bytes that must open it (the PROXY header). */
+export interface Upstream {
+  socket: Socket;
+  preamble: Buffer;
+}
+
 export interface FrontTimings {
+  /** A coarse clock (ms), read on every chunk: the listener's, not Date.now(). */
+  now(): number;
   /** A connection with nothing in flight and no traffic for this long is closed (as uWS's own idle timeout). */
   idleMs: number;
   /** After an answer that closes, the client's further bytes are read and dropped this long. */
@@ -15,6 +24,9 @@ export interface FrontTimings {
 /** Complete requests waiting behind the one in flight, past which the client is not read. */
 const MAX_WAITING = 32;
 const MAX_WAITING_BYTES = 256 * 1024;
+
+/** Bodies up to this size are copied behind their head and written in one piece. */
+const ONE_WRITE_BYTES = 64 * 1024;
 
 const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n');
 const OPTIONS_STAR = Buffer.from(`HTTP/1.1 204 No Content\r\nallow: ${[...SERVED_METHODS].join(', ')}\r\n\r\n`);
@@ -66,21 +78,34 @@ export class FrontConnection {
   private finished = false;
   private paused = false;
   private upstreamPaused = false;
+  /** The PROXY header for a new private connection: sent in the same write as its first request. */
+  private preamble: Buffer | null = null;
+  /** Last traffic, from the listener's coarse clock. */
+  private lastActive: number;
 
   constructor(
     private readonly client: Socket,
     limits: ParserLimits,
     private readonly timings: FrontTimings,
-    private readonly openUpstream: () => Socket,
+    private readonly openUpstream: () => Upstream,
     private readonly onFinished: () => void,
   ) {
+    this.lastActive = timings.now();
     this.parser = new RequestParser(limits, this.requestSink());
     this.framer = new ResponseFramer(this.responseSink());
     client.on('data', (chunk: Buffer) => this.onClientData(chunk));
     client.on('end', () => this.onClientEnd());
     client.on('error', () => this.destroy());
     client.on('close', () => this.destroy());
-    client.setTimeout(timings.idleMs, () => this.onIdle());
+  }
+
+  /**
+   * Called by the listener's sweep about once a second (cheaper than a timer
+   * per socket, which Node re-arms on every read and write): closes the
+   * connection once it has been quiet for `idleMs` with nothing in flight.
+   */
+  sweep(now: number): void {
+    if (now - this.lastActive >= this.timings.idleMs) this.onIdle();
   }
 
   private requestSink(): RequestSink {
@@ -110,6 +135,7 @@ export class FrontConnection {
     return {
       data: (bytes) => {
         this.answering = true;
+        this.lastActive = this.timings.now();
         if (!this.client.write(bytes) && !this.upstreamPaused && this.upstream) {
           // The client reads slower than uWS answers: stop reading uWS until it catches up.
           const upstream = this.upstream;
@@ -133,6 +159,7 @@ export class FrontConnection {
 
   private onClientData(chunk: Buffer): void {
     if (this.closing || this.finished) return; // lingering: read and drop
+    this.lastActive = this.timings.now();
     this.parser.push(chunk);
     this.pump();
   }
@@ -195,15 +222,30 @@ export class FrontConnection {
     const head = exchange.head!;
     this.inFlight = exchange;
     this.framer.expectHead(head.method === 'HEAD');
-    upstream.cork();
-    upstream.write(canonicalHead(head, exchange.bodyBytes));
-    for (const part of exchange.body) upstream.write(part);
-    upstream.uncork();
+    let canonical = canonicalHead(head, exchange.bodyBytes);
+    if (this.preamble !== null) {
+      // uWS 20.30 cannot take a head over 4 KiB in the read after a PROXY header
+      // that came alone (it closes): the two always travel in one write.
+      canonical = Buffer.concat([this.preamble, canonical]);
+      this.preamble = null;
+    }
+    if (exchange.bodyBytes <= ONE_WRITE_BYTES) {
+      // One buffer, one write(): cheaper than a corked writev of the parts (Node's writev path allocates per chunk).
+      // A verbatim head and its body are usually one slice of the chunk that was read: no copy at all.
+      const parts = [canonical, ...exchange.body];
+      upstream.write(parts.length === 1 ? canonical : (contiguous(parts) ?? Buffer.concat(parts)));
+    } else {
+      upstream.cork();
+      upstream.write(canonical);
+      for (const part of exchange.body) upstream.write(part);
+      upstream.uncork();
+    }
   }
 
   private connectUpstream(): Socket {
-    const upstream = this.openUpstream();
+    const { socket: upstream, preamble } = this.openUpstream();
     this.upstream = upstream;
+    this.preamble = preamble;
     upstream.on('data', (chunk: Buffer) => this.framer.push(chunk));
     const gone = () => this.onUpstreamGone(upstream);
     upstream.on('end', gone);

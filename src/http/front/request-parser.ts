@@ -1,6 +1,6 @@
 import { ServiceError } from '../../errors.js';
 import { GUARD_PREFIX } from '../guard-marks.js';
-import { HOST_BYTE, TARGET_BYTE, TCHAR } from './byte-classes.js';
+import { HOST_BYTE, TARGET_BYTE, TCHAR, UWS_NAME_BYTE, UWS_VALUE_BYTE } from './byte-classes.js';
 
 /** The methods streamgate serves; any other token is answered 501 (RFC 9110 §9.1). */
 export const SERVED_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -10,7 +10,9 @@ export const SERVED_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST
  * here, once, and never reach uWS as the client wrote them (reference §6
  * lists them as transport). Host arrives separately.
  */
-const CONSUMED = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'expect', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade']);
+const CONSUMED = ['host', 'content-length', 'transfer-encoding', 'connection', 'expect', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade'];
+const CONSUMED_BY_LENGTH = new Map<number, string[]>();
+for (const name of CONSUMED) CONSUMED_BY_LENGTH.set(name.length, [...(CONSUMED_BY_LENGTH.get(name.length) ?? []), name]);
 
 /** A longer chunk-size line (extensions included) is refused. */
 const MAX_CHUNK_LINE = 4096;
@@ -23,10 +25,38 @@ const QUOTED = '"(?:[\\t !#-\\[\\]-~\\x80-\\xff]|\\\\[\\t -~\\x80-\\xff])*"';
 // chunk = chunk-size [ chunk-ext ] CRLF; chunk-ext = *( BWS ";" BWS name [ BWS "=" BWS ( token / quoted-string ) ] ) (RFC 9112 §7.1.1)
 const CHUNK_LINE = new RegExp(`^([0-9A-Fa-f]+)(?:[ \\t]*;[ \\t]*${TOKEN}(?:[ \\t]*=[ \\t]*(?:${TOKEN}|${QUOTED}))?)*$`);
 
-/** A header field as the client sent it: lower-case name, value without surrounding whitespace. */
-export interface HeadField {
-  name: string;
-  value: Buffer;
+/**
+ * A header field line as the client sent it, by position in the head's bytes:
+ * the name and value strings are only made when asked for (the common head is
+ * forwarded by copying its validated lines, with no string per field).
+ */
+export class HeadField {
+  constructor(
+    readonly raw: Buffer,
+    readonly start: number,
+    readonly colon: number,
+    readonly valueStart: number,
+    readonly valueEnd: number,
+    /** Where the line's CRLF starts. */
+    readonly end: number,
+    /** uWS 20.30 takes the name and value unchanged. */
+    readonly carriable: boolean,
+  ) {}
+
+  /** Lower-case. */
+  get name(): string {
+    return this.raw.toString('latin1', this.start, this.colon).toLowerCase();
+  }
+
+  /** Without the optional whitespace around it. */
+  get value(): Buffer {
+    return this.raw.subarray(this.valueStart, this.valueEnd);
+  }
+
+  /** Already `name: value` with one space and nothing after the value: the line can be copied as it is. */
+  get tidy(): boolean {
+    return this.valueStart === this.colon + 2 && this.raw[this.colon + 1] === 0x20 && this.valueEnd === this.end;
+  }
 }
 
 export interface RequestHead {
@@ -38,6 +68,20 @@ export interface RequestHead {
   host: string;
   /** End-to-end fields in the order sent; framing, connection and mark fields left out. */
   fields: HeadField[];
+  /** The head's bytes (the fields point into them). */
+  raw: Buffer;
+  /** The request line (CRLF included) is already canonical: a served method other than HEAD, origin-form, HTTP/1.1. */
+  requestLineEnd: number;
+  lineCanonical: boolean;
+  /** The Host line [start, end) with its CRLF when it can be copied as is; null to write `host` from `host`. */
+  hostLine: [number, number] | null;
+  /**
+   * The head is already in the canonical form as the client sent it: request
+   * line and every line tidy, every field one uWS takes, nothing dropped, no
+   * field but Host and Content-Length consumed. Then it goes to uWS byte for
+   * byte (the Content-Length line where the client put it).
+   */
+  verbatim: boolean;
   chunked: boolean;
   /** Body length by Content-Length (0 when chunked; the body's length is known at its end). */
   contentLength: number;
@@ -54,6 +98,8 @@ export interface ParserLimits {
   maxHeadBytes: number;
   /** Header fields in one head (and in the trailer section). */
   maxFields: number;
+  /** Fields a head may have to go to uWS as it came (uWS's own limit, less what the front may add). */
+  maxVerbatimFields: number;
   /** The body limit of a request to this origin-form target. */
   bodyLimit(target: string): number;
 }
@@ -259,6 +305,9 @@ export class RequestParser {
     const fields: HeadField[] = [];
     let hosts = 0;
     let host = '';
+    let hostLine: [number, number] | null = null;
+    /** Lines that keep the head from going as it came (dropped, untidy, or a field uWS cannot take). */
+    let untidy = 0;
     let contentLength: string | null = null;
     let lengths = 0;
     const codings: string[] = [];
@@ -277,11 +326,19 @@ export class RequestParser {
       let ve = end;
       while (vs < ve && (h[vs] === 0x20 || h[vs] === 0x09)) vs++;
       while (ve > vs && (h[ve - 1] === 0x20 || h[ve - 1] === 0x09)) ve--;
-      const name = h.toString('latin1', start, colon).toLowerCase();
-      if (!CONSUMED.has(name)) {
-        if (!name.startsWith(GUARD_PREFIX)) fields.push({ name, value: h.subarray(vs, ve) });
+      const name = consumedName(h, start, colon);
+      if (name === null) {
+        if (startsWithLower(h, start, colon, GUARD_PREFIX)) untidy++;
+        else {
+          const field = new HeadField(h, start, colon, vs, ve, end, carriable(h, start, colon, vs, ve));
+          if (!field.carriable || !field.tidy) untidy++;
+          fields.push(field);
+        }
         continue;
       }
+      const tidy = vs === colon + 2 && h[colon + 1] === 0x20 && ve === end;
+      if (name === 'host' && tidy) hostLine = [start, end + 2];
+      else if (name !== 'content-length' || !tidy) untidy++;
       const value = h.toString('latin1', vs, ve);
       switch (name) {
         case 'host':
@@ -307,7 +364,11 @@ export class RequestParser {
     if (hosts > 1) return this.fail(bad('The request has more than one Host field.'));
     if (hosts === 0 && minor === 1) return this.fail(bad('An HTTP/1.1 request needs a Host field.'));
     if (hosts === 1 && !validHost(host)) return this.fail(bad('The Host field is not a valid host.'));
-    if (form.host !== null) host = form.host;
+    if (form.host !== null) {
+      host = form.host;
+      hostLine = null;
+    }
+    if (hosts === 0) hostLine = null;
 
     let chunked = false;
     let length = 0;
@@ -327,7 +388,10 @@ export class RequestParser {
     if (length > this.bodyLimit) return this.fail(tooLargeBody(this.bodyLimit));
 
     this.close = close;
-    this.sink.head({ method, target: form.target, minor, host, fields, chunked, contentLength: length, framed: chunked || contentLength !== null, expectContinue, close });
+    const requestLineEnd = lineEnds[0]! - 1;
+    const lineCanonical = method !== 'HEAD' && form.host === null && version11(h, requestLineEnd);
+    const verbatim = lineCanonical && hostLine !== null && untidy === 0 && !chunked && fields.length <= this.limits.maxVerbatimFields;
+    this.sink.head({ method, target: form.target, minor, host, fields, raw: h, requestLineEnd, lineCanonical, hostLine, verbatim, chunked, contentLength: length, framed: chunked || contentLength !== null, expectContinue, close });
     if (this.state === 'dead') return;
     if (chunked) {
       this.bodyBytes = 0;
@@ -476,6 +540,33 @@ function chunkedOnly(values: readonly string[]): ServiceError | null {
 /** Without optional whitespace (SP, HTAB) at either end; String#trim would also take VT, FF, NBSP… */
 function trimOws(text: string): string {
   return text.replace(/^[ \t]+|[ \t]+$/g, '');
+}
+
+/** The request line ends in exactly `HTTP/1.1`. */
+function version11(h: Buffer, end: number): boolean {
+  return h.toString('latin1', end - 8, end) === 'HTTP/1.1';
+}
+
+/** The consumed field this name is (lower-case), or null; compared byte by byte, no string made for other names. */
+function consumedName(h: Buffer, start: number, end: number): string | null {
+  const candidates = CONSUMED_BY_LENGTH.get(end - start);
+  if (candidates === undefined) return null;
+  for (const name of candidates) if (startsWithLower(h, start, end, name)) return name;
+  return null;
+}
+
+/** The bytes at [start, end) begin with `lower` (ASCII, case-insensitive). */
+function startsWithLower(buf: Buffer, start: number, end: number, lower: string): boolean {
+  if (end - start < lower.length) return false;
+  for (let i = 0; i < lower.length; i++) if ((buf[start + i]! | 0x20) !== lower.charCodeAt(i)) return false;
+  return true;
+}
+
+/** uWS 20.30 takes this name and value unchanged: name of `[A-Za-z0-9-]`, value of visible ASCII, SP, HTAB. */
+function carriable(h: Buffer, start: number, colon: number, vs: number, ve: number): boolean {
+  for (let p = start; p < colon; p++) if (!UWS_NAME_BYTE[h[p]!]) return false;
+  for (let p = vs; p < ve; p++) if (!UWS_VALUE_BYTE[h[p]!]) return false;
+  return true;
 }
 
 /** True when a comma-separated list holds the token (case-insensitive). */

@@ -1,3 +1,5 @@
+import { contiguous } from './contiguous.js';
+
 /** What the framer reports: bytes for the client, and where each final response ends. */
 export interface ResponseSink {
   data(bytes: Buffer): void;
@@ -8,6 +10,23 @@ export interface ResponseSink {
 type State = 'head' | 'body' | 'chunk-line' | 'chunk-data' | 'trailers' | 'until-close';
 
 const HEAD_END = Buffer.from('\r\n\r\n');
+const CONNECTION_CLOSE = Buffer.from('\r\nConnection: close\r\n');
+const CONNECTION_CLOSE_LOWER = Buffer.from('\r\nconnection: close\r\n');
+const CONTENT_LENGTH = Buffer.from('\r\nContent-Length: ');
+const CHUNKED = Buffer.from('\r\nTransfer-Encoding: chunked\r\n');
+
+/** The Content-Length uWS wrote (it writes that spelling), read from the bytes; -1 when there is none. */
+function contentLength(head: Buffer): number {
+  let at = head.indexOf(CONTENT_LENGTH);
+  if (at === -1) {
+    const m = /\r\ncontent-length: *(\d+)/i.exec(head.toString('latin1'));
+    return m ? Number(m[1]) : -1;
+  }
+  at += CONTENT_LENGTH.length;
+  let n = 0;
+  for (let c = head[at]!; c >= 0x30 && c <= 0x39; c = head[++at]!) n = n * 10 + (c - 0x30);
+  return n;
+}
 
 /**
  * Finds where each response ends in what uWS writes back, so the front knows
@@ -25,6 +44,8 @@ export class ResponseFramer {
   private remaining = 0;
   private close = false;
   private dropBody = false;
+  /** What this push passes on, sent as one write (a response is usually one chunk: one syscall, one packet). */
+  private out: Buffer[] = [];
 
   constructor(private readonly sink: ResponseSink) {}
 
@@ -39,11 +60,16 @@ export class ResponseFramer {
   }
 
   push(chunk: Buffer): void {
+    this.pass(chunk);
+    this.flush();
+  }
+
+  private pass(chunk: Buffer): void {
     let at = 0;
     while (at < chunk.length) {
       switch (this.state) {
         case 'until-close':
-          this.sink.data(at === 0 ? chunk : chunk.subarray(at));
+          this.out.push(at === 0 ? chunk : chunk.subarray(at));
           return;
         case 'head':
           at = this.readHead(chunk, at);
@@ -51,7 +77,7 @@ export class ResponseFramer {
         case 'body':
         case 'chunk-data': {
           const take = Math.min(this.remaining, chunk.length - at);
-          if (!this.dropBody) this.sink.data(chunk.subarray(at, at + take));
+          if (!this.dropBody) this.out.push(chunk.subarray(at, at + take));
           at += take;
           this.remaining -= take;
           if (this.remaining === 0) {
@@ -71,7 +97,16 @@ export class ResponseFramer {
   private done(): void {
     this.state = 'head';
     this.dropBody = false;
+    this.flush();
     this.sink.complete(this.close);
+  }
+
+  /** Passes on what was gathered: one buffer when the pieces are back to back in memory (the usual case). */
+  private flush(): void {
+    const parts = this.out;
+    if (parts.length === 0) return;
+    this.out = [];
+    this.sink.data(parts.length === 1 ? parts[0]! : (contiguous(parts) ?? Buffer.concat(parts)));
   }
 
   private readHead(chunk: Buffer, at: number): number {
@@ -87,18 +122,19 @@ export class ResponseFramer {
     this.pending = [];
     this.pendingBytes = 0;
     const headBytes = joined.subarray(0, end + 4);
-    this.sink.data(headBytes);
-    const head = joined.toString('latin1', 0, end).toLowerCase();
-    const status = Number(head.slice(9, 12));
-    this.close = /\r\nconnection: *close/.test(head);
+    this.out.push(headBytes);
+    const status = (joined[9]! - 0x30) * 100 + (joined[10]! - 0x30) * 10 + (joined[11]! - 0x30);
+    // uWS writes its own fields in this case; the handlers' own fields are lower-case.
+    const head = joined.subarray(0, end + 2);
+    this.close = head.indexOf(CONNECTION_CLOSE) !== -1 || head.indexOf(CONNECTION_CLOSE_LOWER) !== -1;
     const next = at + (end + 4 - consumedBefore);
     if (status >= 100 && status < 200 && status !== 101) return next; // interim: the final response follows
-    const length = /\r\ncontent-length: *(\d+)/.exec(head);
-    if (status === 204 || status === 304 || (length && Number(length[1]) === 0)) this.done();
-    else if (length) {
-      this.remaining = Number(length[1]);
+    const length = contentLength(head);
+    if (status === 204 || status === 304 || length === 0) this.done();
+    else if (length > 0) {
+      this.remaining = length;
       this.state = 'body';
-    } else if (/\r\ntransfer-encoding: *chunked/.test(head)) this.state = 'chunk-line';
+    } else if (head.indexOf(CHUNKED) !== -1 || /\r\ntransfer-encoding: *chunked/i.test(head.toString('latin1'))) this.state = 'chunk-line';
     else if (this.dropBody) this.done();
     else this.state = 'until-close';
     return next;
@@ -114,7 +150,7 @@ export class ResponseFramer {
     const line = Buffer.concat(this.pending, this.pendingBytes);
     this.pending = [];
     this.pendingBytes = 0;
-    if (!this.dropBody) this.sink.data(line);
+    if (!this.dropBody) this.out.push(line);
     if (this.state === 'trailers') {
       if (line.length <= 2) this.done();
       return stop;

@@ -32,7 +32,7 @@ const summary = (h: RequestHead): Summary => ({
 function parse(pieces: Buffer[], fin = false, limits = { maxHeadBytes: 1024, maxFields: 10, body: 64 }): Event[] {
   const events: Event[] = [];
   const parser = new RequestParser(
-    { maxHeadBytes: limits.maxHeadBytes, maxFields: limits.maxFields, bodyLimit: (target) => (target.startsWith('/events/') ? limits.body : limits.body * 4) },
+    { maxHeadBytes: limits.maxHeadBytes, maxFields: limits.maxFields, maxVerbatimFields: 8, bodyLimit: (target) => (target.startsWith('/events/') ? limits.body : limits.body * 4) },
     {
       head: (h) => events.push({ head: summary(h) }),
       body: (d) => {

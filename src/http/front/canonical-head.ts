@@ -1,5 +1,6 @@
 import { packFields, PACKED_FIELDS_MARK, type PackedField } from '../guard-marks.js';
 import { UWS_NAME_BYTE, UWS_VALUE_BYTE } from './byte-classes.js';
+import { contiguous } from './contiguous.js';
 import type { HeadField, RequestHead } from './request-parser.js';
 
 /** Fields uWS 20.30 parses in one head; a 49th leaves the request unanswered. */
@@ -11,7 +12,7 @@ export const UWS_VERBATIM_FIELDS = UWS_MAX_FIELDS - FIXED_FIELDS;
 const COMMA = Buffer.from(', ');
 
 /**
- * The one form in which uWS sees a request: a request line built here (HTTP/1.1,
+ * The one form in which uWS sees a request (with `body`: the request whole, head and body in one buffer): a request line built here (HTTP/1.1,
  * origin-form, HEAD sent as GET so the front can drop the body), `host`, the
  * client's fields with lower-case names, one line per name (repeats joined
  * with ", " as RFC 9110 §5.3 allows), `content-length` framing for the
@@ -21,24 +22,21 @@ const COMMA = Buffer.from(', ');
  * `[a-z0-9-]`, a value byte outside visible ASCII, SP and HTAB, or more names
  * than uWS takes) goes into the packed-fields mark (guard-marks.ts).
  */
-export function canonicalHead(head: RequestHead, bodyLength: number): Buffer {
-  if (head.verbatim) return head.raw;
+export function canonicalHead(head: RequestHead, bodyLength: number, body: readonly Buffer[] = []): Buffer {
+  if (head.verbatim) {
+    if (body.length === 0) return head.raw;
+    // Head and body are usually one slice of the chunk that was read: no copy at all.
+    const parts = [head.raw, ...body];
+    return contiguous(parts) ?? Buffer.concat(parts);
+  }
   const out = new HeadWriter(head.raw);
   if (head.lineCanonical) out.copy(0, head.requestLineEnd + 2);
   else out.text(`${head.method === 'HEAD' ? 'GET' : head.method} ${head.target} HTTP/1.1\r\n`);
   if (head.hostLine !== null) out.copy(head.hostLine[0], head.hostLine[1]);
   else out.text(`host: ${head.host}\r\n`);
   if (head.fields.length <= UWS_MAX_FIELDS - FIXED_FIELDS && head.fields.every((f) => f.carriable)) {
-    // The usual head: every line goes as it came (uWS lower-cases names itself; it joins repeats as the exchange reads them).
-    for (const f of head.fields) {
-      if (f.tidy) out.copy(f.start, f.end + 2);
-      else {
-        out.copy(f.start, f.colon);
-        out.text(': ');
-        out.copy(f.valueStart, f.valueEnd);
-        out.text('\r\n');
-      }
-    }
+    // Every line goes as it came: uWS lower-cases names and trims SP/HTAB around values itself, and repeats reach the exchange joined.
+    for (const f of head.fields) out.copy(f.start, f.end + 2);
   } else {
     out.text(packedFields(head.fields));
   }
@@ -46,6 +44,7 @@ export function canonicalHead(head: RequestHead, bodyLength: number): Buffer {
   if (bodyLength > 0 || head.framed) tail += `content-length: ${bodyLength}\r\n`;
   if (head.close) tail += 'connection: close\r\n';
   out.text(`${tail}\r\n`);
+  for (const part of body) out.buffer(part);
   return out.done();
 }
 
@@ -83,6 +82,13 @@ class HeadWriter {
     this.closeRun();
     this.runStart = start;
     this.runEnd = end;
+  }
+
+  /** Bytes from elsewhere (the body), copied in after what came before. */
+  buffer(bytes: Buffer): void {
+    this.closeRun();
+    this.parts.push(bytes);
+    this.length += bytes.length;
   }
 
   text(text: string): void {

@@ -2,7 +2,6 @@ import type { Socket } from 'node:net';
 import { errorEnvelope, ServiceError } from '../../errors.js';
 import { statusLine } from '../status-line.js';
 import { canonicalHead } from './canonical-head.js';
-import { contiguous } from './contiguous.js';
 import { RequestParser, SERVED_METHODS, type ParserLimits, type RequestHead, type RequestSink } from './request-parser.js';
 import { ResponseFramer, type ResponseSink } from './response-framer.js';
 
@@ -222,18 +221,17 @@ export class FrontConnection {
     const head = exchange.head!;
     this.inFlight = exchange;
     this.framer.expectHead(head.method === 'HEAD');
-    let canonical = canonicalHead(head, exchange.bodyBytes);
+    const whole = exchange.bodyBytes <= ONE_WRITE_BYTES;
+    // Up to ONE_WRITE_BYTES of body: head and body in one buffer and one write() (cheaper than a corked writev).
+    let canonical = canonicalHead(head, exchange.bodyBytes, whole ? exchange.body : []);
     if (this.preamble !== null) {
       // uWS 20.30 cannot take a head over 4 KiB in the read after a PROXY header
       // that came alone (it closes): the two always travel in one write.
       canonical = Buffer.concat([this.preamble, canonical]);
       this.preamble = null;
     }
-    if (exchange.bodyBytes <= ONE_WRITE_BYTES) {
-      // One buffer, one write(): cheaper than a corked writev of the parts (Node's writev path allocates per chunk).
-      // A verbatim head and its body are usually one slice of the chunk that was read: no copy at all.
-      const parts = [canonical, ...exchange.body];
-      upstream.write(parts.length === 1 ? canonical : (contiguous(parts) ?? Buffer.concat(parts)));
+    if (whole) {
+      upstream.write(canonical);
     } else {
       upstream.cork();
       upstream.write(canonical);

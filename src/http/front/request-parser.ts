@@ -53,10 +53,6 @@ export class HeadField {
     return this.raw.subarray(this.valueStart, this.valueEnd);
   }
 
-  /** Already `name: value` with one space and nothing after the value: the line can be copied as it is. */
-  get tidy(): boolean {
-    return this.valueStart === this.colon + 2 && this.raw[this.colon + 1] === 0x20 && this.valueEnd === this.end;
-  }
 }
 
 export interface RequestHead {
@@ -66,20 +62,21 @@ export interface RequestHead {
   /** 0 for HTTP/1.0; 1 for HTTP/1.1 (and later 1.x, read as 1.1). */
   minor: 0 | 1;
   host: string;
-  /** End-to-end fields in the order sent; framing, connection and mark fields left out. */
-  fields: HeadField[];
+  /** End-to-end fields in the order sent; framing, connection and mark fields left out (made when first read). */
+  readonly fields: HeadField[];
   /** The head's bytes (the fields point into them). */
   raw: Buffer;
   /** The request line (CRLF included) is already canonical: a served method other than HEAD, origin-form, HTTP/1.1. */
   requestLineEnd: number;
   lineCanonical: boolean;
-  /** The Host line [start, end) with its CRLF when it can be copied as is; null to write `host` from `host`. */
+  /** The Host line [start, end) with its CRLF, copied as it is; null to write `host` from `host` (absolute-form, none). */
   hostLine: [number, number] | null;
   /**
-   * The head is already in the canonical form as the client sent it: request
-   * line and every line tidy, every field one uWS takes, nothing dropped, no
-   * field but Host and Content-Length consumed. Then it goes to uWS byte for
-   * byte (the Content-Length line where the client put it).
+   * The head is already in the canonical form as the client sent it: the
+   * request line is one uWS takes as it is, every field is one uWS takes
+   * unchanged, nothing is dropped, and no field but Host, Content-Length and
+   * `Connection: keep-alive` is consumed. Then it goes to uWS byte for byte
+   * (the Content-Length line where the client put it).
    */
   verbatim: boolean;
   chunked: boolean;
@@ -302,7 +299,7 @@ export class RequestParser {
 
   private parseHead(h: Buffer, lineEnds: readonly number[]): void {
     const { method, minor, form } = this.requestLine!;
-    const fields: HeadField[] = [];
+    let fieldCount = 0;
     let hosts = 0;
     let host = '';
     let hostLine: [number, number] | null = null;
@@ -328,18 +325,19 @@ export class RequestParser {
       while (ve > vs && (h[ve - 1] === 0x20 || h[ve - 1] === 0x09)) ve--;
       const name = consumedName(h, start, colon);
       if (name === null) {
+        // Only counted here: the HeadField objects are made if something reads them (not for a verbatim head).
         if (startsWithLower(h, start, colon, GUARD_PREFIX)) untidy++;
         else {
-          const field = new HeadField(h, start, colon, vs, ve, end, carriable(h, start, colon, vs, ve));
-          if (!field.carriable || !field.tidy) untidy++;
-          fields.push(field);
+          fieldCount++;
+          // Optional whitespace may stay: uWS trims SP and HTAB around a value as this parser does.
+          if (!carriable(h, start, colon, vs, ve)) untidy++;
         }
         continue;
       }
-      const tidy = vs === colon + 2 && h[colon + 1] === 0x20 && ve === end;
-      if (name === 'host' && tidy) hostLine = [start, end + 2];
-      else if (name !== 'content-length' || !tidy) untidy++;
       const value = h.toString('latin1', vs, ve);
+      if (name === 'host') hostLine = [start, end + 2];
+      // `Connection: keep-alive` (what most clients send) may stay too: uWS only ever looks for `close`.
+      else if (name !== 'content-length' && !(name === 'connection' && value.toLowerCase() === 'keep-alive')) untidy++;
       switch (name) {
         case 'host':
           hosts++;
@@ -390,8 +388,8 @@ export class RequestParser {
     this.close = close;
     const requestLineEnd = lineEnds[0]! - 1;
     const lineCanonical = method !== 'HEAD' && form.host === null && version11(h, requestLineEnd);
-    const verbatim = lineCanonical && hostLine !== null && untidy === 0 && !chunked && fields.length <= this.limits.maxVerbatimFields;
-    this.sink.head({ method, target: form.target, minor, host, fields, raw: h, requestLineEnd, lineCanonical, hostLine, verbatim, chunked, contentLength: length, framed: chunked || contentLength !== null, expectContinue, close });
+    const verbatim = lineCanonical && hostLine !== null && untidy === 0 && !chunked && fieldCount + 2 <= this.limits.maxVerbatimFields;
+    this.sink.head(new ParsedHead(method, form.target, minor, host, h, lineEnds, requestLineEnd, lineCanonical, hostLine, verbatim, chunked, length, chunked || contentLength !== null, expectContinue, close));
     if (this.state === 'dead') return;
     if (chunked) {
       this.bodyBytes = 0;
@@ -477,6 +475,48 @@ export class RequestParser {
       this.lineEnds.push(offset);
       from = lf + 1;
     }
+  }
+}
+
+/** A head that passed every check; its fields are sliced out of `raw` when first read. */
+class ParsedHead implements RequestHead {
+  private made: HeadField[] | null = null;
+
+  constructor(
+    readonly method: string,
+    readonly target: string,
+    readonly minor: 0 | 1,
+    readonly host: string,
+    readonly raw: Buffer,
+    private readonly lineEnds: readonly number[],
+    readonly requestLineEnd: number,
+    readonly lineCanonical: boolean,
+    readonly hostLine: [number, number] | null,
+    readonly verbatim: boolean,
+    readonly chunked: boolean,
+    readonly contentLength: number,
+    readonly framed: boolean,
+    readonly expectContinue: boolean,
+    readonly close: boolean,
+  ) {}
+
+  get fields(): HeadField[] {
+    if (this.made !== null) return this.made;
+    const h = this.raw;
+    const fields: HeadField[] = [];
+    for (let k = 1; k < this.lineEnds.length; k++) {
+      const start = this.lineEnds[k - 1]! + 1;
+      const end = this.lineEnds[k]! - 1;
+      const colon = h.indexOf(0x3a, start);
+      if (consumedName(h, start, colon) !== null || startsWithLower(h, start, colon, GUARD_PREFIX)) continue;
+      let vs = colon + 1;
+      let ve = end;
+      while (vs < ve && (h[vs] === 0x20 || h[vs] === 0x09)) vs++;
+      while (ve > vs && (h[ve - 1] === 0x20 || h[ve - 1] === 0x09)) ve--;
+      fields.push(new HeadField(h, start, colon, vs, ve, end, carriable(h, start, colon, vs, ve)));
+    }
+    this.made = fields;
+    return fields;
   }
 }
 

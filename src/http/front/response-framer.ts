@@ -10,8 +10,8 @@ export interface ResponseSink {
 type State = 'head' | 'body' | 'chunk-line' | 'chunk-data' | 'trailers' | 'until-close';
 
 const HEAD_END = Buffer.from('\r\n\r\n');
-const CONNECTION_CLOSE = Buffer.from('\r\nConnection: close\r\n');
-const CONNECTION_CLOSE_LOWER = Buffer.from('\r\nconnection: close\r\n');
+/** `Connection: close` as uWS writes it or `connection: close` as the handlers do (the first letter left out). */
+const CONNECTION_CLOSE = Buffer.from('onnection: close\r\n');
 const CONTENT_LENGTH = Buffer.from('\r\nContent-Length: ');
 const CHUNKED = Buffer.from('\r\nTransfer-Encoding: chunked\r\n');
 
@@ -60,8 +60,25 @@ export class ResponseFramer {
   }
 
   push(chunk: Buffer): void {
+    if (this.state === 'head' && this.pendingBytes === 0 && !this.dropBody && this.wholeResponse(chunk)) return;
     this.pass(chunk);
     this.flush();
+  }
+
+  /**
+   * The usual case, one read holding exactly one whole answer with a
+   * Content-Length: passed on as it is, no slicing. False (nothing done)
+   * for anything else.
+   */
+  private wholeResponse(chunk: Buffer): boolean {
+    const end = chunk.indexOf(HEAD_END);
+    if (end === -1 || chunk[9] === 0x31) return false; // no whole head, or an interim 1xx
+    const head = chunk.subarray(0, end + 2);
+    const length = contentLength(head);
+    if (length < 0 || end + 4 + length !== chunk.length) return false;
+    this.sink.data(chunk);
+    this.sink.complete(head.indexOf(CONNECTION_CLOSE) !== -1);
+    return true;
   }
 
   private pass(chunk: Buffer): void {
@@ -126,7 +143,7 @@ export class ResponseFramer {
     const status = (joined[9]! - 0x30) * 100 + (joined[10]! - 0x30) * 10 + (joined[11]! - 0x30);
     // uWS writes its own fields in this case; the handlers' own fields are lower-case.
     const head = joined.subarray(0, end + 2);
-    this.close = head.indexOf(CONNECTION_CLOSE) !== -1 || head.indexOf(CONNECTION_CLOSE_LOWER) !== -1;
+    this.close = head.indexOf(CONNECTION_CLOSE) !== -1;
     const next = at + (end + 4 - consumedBefore);
     if (status >= 100 && status < 200 && status !== 101) return next; // interim: the final response follows
     const length = contentLength(head);

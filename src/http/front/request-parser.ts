@@ -351,7 +351,8 @@ export class RequestParser {
           codings.push(...value.split(','));
           break;
         case 'connection':
-          if (listHas(value, 'close')) close = true;
+          // (`keep-alive`, what most clients send, needs no list split.)
+          if (value.length !== 10 && listHas(value, 'close')) close = true;
           break;
         case 'expect':
           if (minor === 1 && listHas(value, '100-continue')) expectContinue = true;

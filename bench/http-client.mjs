@@ -1,15 +1,20 @@
 /**
  * `node bench/http-client.mjs [requests]` (needs `npm run build` once): the
- * HTTP client delivery uses for http: targets (dist/delivery/http1-pool.js)
- * against node:http with a keep-alive agent, alternating for BENCH_ROUNDS
- * rounds (default 3). 64 requests in flight over at most 16 connections, 1 KB
- * bodies, a node:http receiver in a child process (its CPU is not counted).
- * Prints requests/s and the client's CPU µs per request.
+ * HTTP clients delivery can use for http: targets — undici through
+ * dist/delivery/undici-client.js (SSRF-guarded connect, the legacy dispatch
+ * handler), streamgate's own Http1Pool (dist/delivery/http1-pool.js) and
+ * node:http with a keep-alive agent — alternating for BENCH_ROUNDS rounds
+ * (default 3; the order rotates each round). 64 requests in flight over at
+ * most 16 connections, 1 KB bodies, a node:http receiver in a child process
+ * (its CPU is not counted). Prints requests/s and the client's CPU µs per
+ * request, then each client's median over the rounds.
  */
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Http1Pool } from '../dist/delivery/http1-pool.js';
+import { SsrfGuard } from '../dist/delivery/ssrf-guard.js';
+import { UndiciClient } from '../dist/delivery/undici-client.js';
 
 if (process.argv[2] === 'receiver') {
   const server = http.createServer((req, res) => {
@@ -44,14 +49,27 @@ if (process.argv[2] === 'receiver') {
         });
       return { send, close: () => agent.destroy() };
     },
+    undici: () => {
+      const client = new UndiciClient(new SsrfGuard(['127.0.0.0/8']), 16, 65_536);
+      const origin = `http://127.0.0.1:${port}`;
+      return {
+        send: () => client.post(origin, '/in', headers(), body, () => {}).then((r) => (r.kind === 'response' ? r.status : Promise.reject(new Error(r.error)))),
+        close: () => client.close(),
+      };
+    },
     http1: () => {
       const pool = new Http1Pool(undefined, 65_536);
       const target = { host: `127.0.0.1:${port}`, hostname: '127.0.0.1', port, path: '/in', auth: null };
       return { send: () => pool.post(target, headers(), body, () => {}).then((r) => r.status), close: () => pool.close() };
     },
   };
+  const names = Object.keys(clients);
+  const results = Object.fromEntries(names.map((n) => [n, { cpu: [], rps: [] }]));
   for (let round = 1; round <= rounds; round++) {
-    for (const [name, make] of Object.entries(clients)) {
+    // Rotate who goes first, so no client always runs on a cold (or warm) process.
+    const order = names.map((_, i) => names[(i + round - 1) % names.length]);
+    for (const name of order) {
+      const make = clients[name];
       const client = make();
       let started = 0;
       let slots = 16; // OriginSlots' job in the dispatcher: at most 16 in flight per origin
@@ -73,9 +91,20 @@ if (process.argv[2] === 'receiver') {
       await Promise.all(Array.from({ length: 64 }, run));
       const cpu = process.cpuUsage(cpu0);
       const seconds = (performance.now() - t0) / 1000;
-      client.close();
-      console.log(`round ${round}, ${name}: ${Math.round(requests / seconds)} req/s, client CPU ${((cpu.user + cpu.system) / requests).toFixed(1)} µs/request`);
+      await client.close();
+      const us = (cpu.user + cpu.system) / requests;
+      results[name].cpu.push(us);
+      results[name].rps.push(requests / seconds);
+      console.log(`round ${round}, ${name}: ${Math.round(requests / seconds)} req/s, client CPU ${us.toFixed(1)} µs/request`);
     }
   }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  console.log('\nmedian over rounds:');
+  for (const name of names) {
+    console.log(`  ${name}: ${Math.round(median(results[name].rps))} req/s, client CPU ${median(results[name].cpu).toFixed(1)} µs/request`);
+  }
+  const u = median(results.undici.cpu);
+  const h = median(results.http1.cpu);
+  console.log(`undici / Http1Pool CPU per request: ${((u / h - 1) * 100).toFixed(1)} %`);
   child.kill();
 }

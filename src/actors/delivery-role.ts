@@ -3,6 +3,7 @@ import { Deliverer } from '../delivery/deliverer.js';
 import { deliveryStream } from '../delivery/delivery-stream.js';
 import { FailureStreaks } from '../delivery/failure-streaks.js';
 import { HttpDispatcher } from '../delivery/http-dispatcher.js';
+import { loadTlsTrust } from '../delivery/undici-client.js';
 import { OAuthTokens } from '../delivery/oauth-tokens.js';
 import { SigningPlans } from '../delivery/signing-plans.js';
 import type { NodeContext, RoleHandle } from '../node-context.js';
@@ -21,7 +22,7 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
   const { config, sql } = ctx;
   const d = config.delivery;
   const log = ctx.log.child({ component: 'delivery' });
-  const dispatcher = new HttpDispatcher(ctx.guard, d.maxSocketsPerOrigin, d.maxResponseBytes);
+  const dispatcher = new HttpDispatcher(ctx.guard, d.maxSocketsPerOrigin, d.maxResponseBytes, loadTlsTrust(d.tls.caFile));
   const plans = new SigningPlans(new QueueLookupRepo(sql), new SigningKeyRepo(sql), config.ingress.cacheTtlMs);
   ctx.bus.onInvalidate(() => plans.invalidate());
   const deliverer = new Deliverer(dispatcher, new OAuthTokens(dispatcher, d.oauthRefreshMarginSeconds), plans, {

@@ -1,8 +1,20 @@
-import { createHmac, createPublicKey, timingSafeEqual, verify, type KeyObject } from 'node:crypto';
-import { JwksCache, type FetchJson } from './jwks-cache.js';
+import { createPublicKey } from 'node:crypto';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  customFetch,
+  errors,
+  jwtVerify,
+  type FetchImplementation,
+  type JWK,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  type LocalJWKSet,
+  type RemoteJWKSet,
+} from 'jose';
 
-export type JwtAlgorithm = 'RS256' | 'ES256' | 'HS256';
-export const JWT_ALGORITHMS: readonly JwtAlgorithm[] = ['RS256', 'ES256', 'HS256'];
+export type JwtAlgorithm = 'RS256' | 'ES256' | 'EdDSA' | 'HS256';
+export const JWT_ALGORITHMS: readonly JwtAlgorithm[] = ['RS256', 'ES256', 'EdDSA', 'HS256'];
 
 /** The identity provider a console session token must come from (config `auth.console`). */
 export interface ConsoleJwtSettings {
@@ -18,6 +30,18 @@ export interface ConsoleJwtSettings {
   jwksCacheTtlMs: number;
 }
 
+/** How the JWKS URL is fetched; the defaults serve production, tests shorten them. */
+export interface JwksFetchOptions {
+  /** A fetch that takes longer is abandoned (jose `timeoutDuration`). Default 5 s. */
+  timeoutMs?: number;
+  /**
+   * After a fetch, none other for this long: after a success even for a token
+   * naming an unknown key id (jose `cooldownDuration`), after a failure at all.
+   * Default 30 s.
+   */
+  cooldownMs?: number;
+}
+
 /** A verified console session. */
 export interface ConsoleSession {
   subject: string;
@@ -30,31 +54,46 @@ export class JwtRejected extends Error {
 }
 
 const MAX_TOKEN_CHARS = 16_384;
-const SEGMENT = /^[A-Za-z0-9_-]+$/;
+const NOT_A_JWT = 'The token is not a JWT.';
+const BAD_SIGNATURE = 'The token signature is not valid.';
+const CLAIM_REASONS: Record<string, string> = {
+  iss: 'The token was issued by another issuer.',
+  aud: 'The token is meant for another audience.',
+  exp: 'The token has no valid expiry.',
+  nbf: 'The token is not valid yet.',
+};
 
 /**
- * Verifies console session tokens (contract §2) with node:crypto alone:
- * RS256, ES256 and HS256, signature first, then issuer, audience, exp and nbf.
+ * Verifies console session tokens (contract §2) with jose: `jwtVerify` checks
+ * the header (`crit` parameters it does not know are refused), the algorithm
+ * against `auth.console.algorithms` (`none` is never accepted), the signature,
+ * then issuer, audience, exp (required) and nbf with the clock tolerance.
  *
- *   base64url(header) . base64url(payload) . base64url(signature)
- *   └──────── signed bytes (ASCII) ───────┘
- *
- * The algorithm a token claims must be allowed by config AND fit the key it is
- * checked with (an RSA/EC public key never serves as an HMAC secret), which
- * closes the classic `alg` confusion attacks; `none` is never accepted.
+ * The key follows the token's algorithm: HS256 only ever uses the shared
+ * secret; RS256, ES256 and EdDSA a key of the fitting type and curve from the
+ * JWKS (chosen by kid), else the PEM key. An RSA/EC public key therefore never
+ * serves as an HMAC secret, which closes the classic `alg` confusion attacks.
  */
 export class ConsoleJwtVerifier {
-  private readonly pem: KeyObject | null;
-  private readonly secret: Buffer | null;
-  private readonly jwks: JwksCache | null;
+  private readonly secret: Uint8Array | null;
+  private readonly pem: LocalJWKSet | null;
+  private readonly jwks: RemoteJWKSet | null;
 
   constructor(
     private readonly settings: ConsoleJwtSettings,
-    fetchJson?: FetchJson,
+    jwksFetch: JwksFetchOptions = {},
   ) {
-    this.pem = settings.publicKeyPem ? createPublicKey(settings.publicKeyPem) : null;
-    this.secret = settings.sharedSecret ? Buffer.from(settings.sharedSecret, 'utf8') : null;
-    this.jwks = settings.jwksUrl ? new JwksCache(settings.jwksUrl, settings.jwksCacheTtlMs, 30_000, fetchJson) : null;
+    this.secret = settings.sharedSecret ? new TextEncoder().encode(settings.sharedSecret) : null;
+    this.pem = settings.publicKeyPem ? pemKeySet(settings.publicKeyPem) : null;
+    const cooldownMs = jwksFetch.cooldownMs ?? 30_000;
+    this.jwks = settings.jwksUrl
+      ? createRemoteJWKSet(new URL(settings.jwksUrl), {
+          cacheMaxAge: settings.jwksCacheTtlMs,
+          cooldownDuration: cooldownMs,
+          timeoutDuration: jwksFetch.timeoutMs ?? 5_000,
+          [customFetch]: failureAwareFetch(cooldownMs),
+        })
+      : null;
     if (settings.issuer && !this.pem && !this.secret && !this.jwks) {
       throw new Error('auth.console: an issuer is set but none of jwksUrl, publicKeyPem, sharedSecret is');
     }
@@ -67,76 +106,102 @@ export class ConsoleJwtVerifier {
   async verify(token: string, now = Date.now()): Promise<ConsoleSession> {
     if (!this.enabled) throw new JwtRejected('Console sessions are not configured.');
     if (token.length > MAX_TOKEN_CHARS) throw new JwtRejected('The token is too long.');
-    const parts = token.split('.');
-    if (parts.length !== 3 || !parts.every((p) => SEGMENT.test(p))) throw new JwtRejected('The token is not a JWT.');
-    const [h, p, s] = parts as [string, string, string];
-    const header = decodeJson(h);
-    const alg = header.alg;
-    if (typeof alg !== 'string' || !this.settings.algorithms.includes(alg as JwtAlgorithm)) {
-      throw new JwtRejected('The token is signed with an algorithm that is not allowed.');
+    let claims: JWTPayload;
+    try {
+      ({ payload: claims } = await jwtVerify(token, this.keyFor, {
+        algorithms: [...this.settings.algorithms],
+        issuer: this.settings.issuer,
+        audience: this.settings.audience,
+        requiredClaims: ['exp'],
+        clockTolerance: this.settings.clockToleranceMs / 1000,
+        currentDate: new Date(now),
+      }));
+    } catch (err) {
+      throw rejection(err);
     }
-    const kid = typeof header.kid === 'string' ? header.kid : null;
-    const signed = Buffer.from(`${h}.${p}`, 'ascii');
-    const signature = Buffer.from(s, 'base64url');
-    if (!(await this.signatureValid(alg as JwtAlgorithm, kid, signed, signature))) throw new JwtRejected('The token signature is not valid.');
-    return this.checkClaims(decodeJson(p), now);
-  }
-
-  private async signatureValid(alg: JwtAlgorithm, kid: string | null, signed: Buffer, signature: Buffer): Promise<boolean> {
-    if (alg === 'HS256') {
-      if (!this.secret) return false;
-      const expected = createHmac('sha256', this.secret).update(signed).digest();
-      return expected.length === signature.length && timingSafeEqual(expected, signature);
-    }
-    const key = await this.publicKeyFor(alg, kid);
-    if (!key) return false;
-    if (alg === 'RS256') return verify('sha256', signed, key, signature);
-    // JWS carries ECDSA signatures as r||s (IEEE P1363), not DER.
-    return signature.length === 64 && verify('sha256', signed, { key, dsaEncoding: 'ieee-p1363' }, signature);
-  }
-
-  private async publicKeyFor(alg: 'RS256' | 'ES256', kid: string | null): Promise<KeyObject | null> {
-    const fits = (key: KeyObject) =>
-      alg === 'RS256' ? key.asymmetricKeyType === 'rsa' : key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1';
-    if (this.jwks) {
-      let entry;
-      try {
-        entry = await this.jwks.find(kid);
-      } catch {
-        throw new JwtRejected('The identity provider keys could not be fetched.');
-      }
-      if (entry && (entry.alg === null || entry.alg === alg) && fits(entry.key)) return entry.key;
-    }
-    if (this.pem && fits(this.pem)) return this.pem;
-    return null;
-  }
-
-  private checkClaims(claims: Record<string, unknown>, now: number): ConsoleSession {
-    const tolerance = this.settings.clockToleranceMs;
-    if (claims.iss !== this.settings.issuer) throw new JwtRejected('The token was issued by another issuer.');
-    const aud = claims.aud;
-    const audiences = Array.isArray(aud) ? aud : [aud];
-    if (!audiences.includes(this.settings.audience)) throw new JwtRejected('The token is meant for another audience.');
-    if (typeof claims.exp !== 'number' || !Number.isFinite(claims.exp)) throw new JwtRejected('The token has no expiry.');
-    if (now - tolerance >= claims.exp * 1000) throw new JwtRejected('The token has expired.');
-    if (claims.nbf !== undefined) {
-      if (typeof claims.nbf !== 'number' || !Number.isFinite(claims.nbf)) throw new JwtRejected('The token has an invalid nbf.');
-      if (now + tolerance < claims.nbf * 1000) throw new JwtRejected('The token is not valid yet.');
-    }
-    if (typeof claims.sub !== 'string' || claims.sub === '' || claims.sub.length > 255 || /[\u0000-\u001f]/.test(claims.sub)) {
+    const sub = claims.sub;
+    if (typeof sub !== 'string' || sub === '' || sub.length > 255 || /[\u0000-\u001f]/.test(sub)) {
       throw new JwtRejected('The token names no usable subject.');
     }
-    return { subject: claims.sub, email: typeof claims.email === 'string' ? claims.email : null };
+    return { subject: sub, email: typeof claims.email === 'string' ? claims.email : null };
   }
+
+  /** The key for a token's (already allowed) algorithm; a JwtRejected when there is none. */
+  private readonly keyFor: JWTVerifyGetKey = async (header, token) => {
+    if (header.alg === 'HS256') {
+      if (this.secret) return this.secret;
+      throw new JwtRejected(BAD_SIGNATURE);
+    }
+    if (this.jwks) {
+      try {
+        return await this.jwks(header, token);
+      } catch (err) {
+        if (!(err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys)) {
+          throw new JwtRejected('The identity provider keys could not be fetched or used.');
+        }
+      }
+    }
+    if (this.pem) {
+      try {
+        // The PEM key has no kid: whatever kid the token names, it is the key.
+        return await this.pem({ alg: header.alg });
+      } catch {
+        // not a key of this algorithm's type
+      }
+    }
+    throw new JwtRejected(BAD_SIGNATURE);
+  };
 }
 
-function decodeJson(segment: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
-  } catch {
-    throw new JwtRejected('The token is not a JWT.');
+/** The PEM key (public key or certificate) as a one-key set, so jose picks it only for algorithms it fits. */
+function pemKeySet(pem: string): LocalJWKSet {
+  return createLocalJWKSet({ keys: [createPublicKey(pem).export({ format: 'jwk' }) as JWK] });
+}
+
+/**
+ * jose's JWKS fetch plus what it leaves to its caller: a provider that failed
+ * (no answer in time, not 200 — redirects are not followed — or no JWKS) is not
+ * asked again within the cooldown, where jose alone would ask for every token;
+ * and meanwhile the last document it served stays in use.
+ */
+function failureAwareFetch(cooldownMs: number): FetchImplementation {
+  let lastGood: string | null = null;
+  let failedAt = Number.NEGATIVE_INFINITY;
+  const lastGoodOr = (err: unknown): Response => {
+    if (lastGood === null) throw err;
+    return jsonResponse(lastGood);
+  };
+  return async (url, init) => {
+    if (Date.now() - failedAt < cooldownMs) return lastGoodOr(new Error('The JWKS fetch failed moments ago.'));
+    try {
+      const res = await fetch(url, init);
+      if (res.status !== 200) throw new Error(`The JWKS URL answered ${res.status}.`);
+      const body = await res.text();
+      createLocalJWKSet(JSON.parse(body)); // jose's own check of the document
+      lastGood = body;
+      return jsonResponse(body);
+    } catch (err) {
+      failedAt = Date.now();
+      return lastGoodOr(err);
+    }
+  };
+}
+
+function jsonResponse(body: string): Response {
+  return new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
+}
+
+/** The reason a client is told, from what jose (or the key lookup) threw. */
+function rejection(err: unknown): JwtRejected {
+  if (err instanceof JwtRejected) return err;
+  if (err instanceof errors.JOSEAlgNotAllowed) return new JwtRejected('The token is signed with an algorithm that is not allowed.');
+  // Thrown here only by the `crit` check (the algorithm is allowed, keys are resolved above).
+  if (err instanceof errors.JOSENotSupported) return new JwtRejected('The token marks as critical (crit) a header parameter this server does not understand.');
+  if (err instanceof errors.JWSSignatureVerificationFailed) return new JwtRejected(BAD_SIGNATURE);
+  if (err instanceof errors.JWTExpired) return new JwtRejected('The token has expired.');
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    const reason = err.claim === 'nbf' && err.reason === 'invalid' ? 'The token has an invalid nbf.' : CLAIM_REASONS[err.claim];
+    return new JwtRejected(reason ?? `The token has an invalid ${err.claim} claim.`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new JwtRejected('The token is not a JWT.');
-  return value as Record<string, unknown>;
+  return new JwtRejected(NOT_A_JWT);
 }

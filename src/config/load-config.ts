@@ -63,6 +63,7 @@ function fromEnv(env: Env): Plain {
   if (env.REDIS_URL) set('redis.url', env.REDIS_URL);
   if (env.KAFKA_BROKERS) set('kafka.brokers', list(env.KAFKA_BROKERS));
   if (env.STREAMGATE_ALLOW_NETWORKS !== undefined) set('delivery.allowNetworks', list(env.STREAMGATE_ALLOW_NETWORKS));
+  if (env.STREAMGATE_DELIVERY_CA_FILE !== undefined) set('delivery.tls.caFile', env.STREAMGATE_DELIVERY_CA_FILE);
   if (env.LOG_LEVEL) set('log.level', env.LOG_LEVEL);
   if (env.STREAMGATE_REDIS_PREFIX) set('redis.keyPrefix', env.STREAMGATE_REDIS_PREFIX);
   if (env.STREAMGATE_DATA_DIR) set('dataDir', env.STREAMGATE_DATA_DIR);

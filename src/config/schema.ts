@@ -65,6 +65,7 @@ export interface Config {
     partitionsConcurrently: number;
     commitIntervalMs: number;
     maxSocketsPerOrigin: number;
+    tls: { caFile: string };
     retry: { scheduleSeconds: number[]; horizonSeconds: number; holdInMemoryMs: number };
     parking: { pageSize: number; maxConcurrentDrains: number; flushMs: number; sweepMs: number; redeliveryPollMs: number };
     attemptLog: { flushMs: number; maxBatch: number; maxBuffered: number };
@@ -80,7 +81,7 @@ export interface Config {
       jwksUrl: string;
       publicKeyPem: string;
       sharedSecret: string;
-      algorithms: Array<'RS256' | 'ES256' | 'HS256'>;
+      algorithms: Array<'RS256' | 'ES256' | 'EdDSA' | 'HS256'>;
       clockToleranceMs: number;
       jwksCacheTtlMs: number;
     };
@@ -164,6 +165,8 @@ export const schema: SchemaNode = obj({
     partitionsConcurrently: int(1, 10_000),
     commitIntervalMs: int(1, 60_000),
     maxSocketsPerOrigin: int(1, 10_000),
+    // A PEM file of CAs https: receivers may chain to, trusted besides the default ones ('' for none).
+    tls: obj({ caFile: str() }),
     retry: obj({
       scheduleSeconds: { kind: 'list', item: int(0, 7 * 86_400), minItems: 1 },
       horizonSeconds: int(0, 30 * 86_400),
@@ -189,7 +192,7 @@ export const schema: SchemaNode = obj({
       jwksUrl: str(/^$|^https?:\/\//),
       publicKeyPem: str(/^$|-----BEGIN [A-Z ]+-----/),
       sharedSecret: str(),
-      algorithms: { kind: 'list', item: { kind: 'enum', values: ['RS256', 'ES256', 'HS256'] }, minItems: 1 },
+      algorithms: { kind: 'list', item: { kind: 'enum', values: ['RS256', 'ES256', 'EdDSA', 'HS256'] }, minItems: 1 },
       clockToleranceMs: int(0, 600_000),
       jwksCacheTtlMs: int(1_000, 86_400_000),
     }),

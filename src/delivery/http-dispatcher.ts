@@ -1,10 +1,10 @@
 import type http from 'node:http';
-import https from 'node:https';
 import { isIP } from 'node:net';
 import { urlToHttpOptions } from 'node:url';
 import { Http1Pool, type Http1Error, type Http1Target } from './http1-pool.js';
 import { OriginSlots } from './origin-slots.js';
 import type { SsrfGuard } from './ssrf-guard.js';
+import { mayBeStaleConnection, UndiciClient, type TlsTrust } from './undici-client.js';
 
 export interface DispatchRequest {
   url: URL;
@@ -20,17 +20,19 @@ export type DispatchResult =
   | { kind: 'error'; error: string; code: string; durationMs: number };
 
 /**
- * What node:http would derive from a target's URL on every request (its
- * origin, the options urlToHttpOptions makes, the address literal if any),
- * derived once: a target's URL object lives as long as the route cache.
+ * What a request needs from a target's URL (its origin, path and query, URL
+ * credentials, the address literal if any), derived once: a target's URL
+ * object lives as long as the route cache.
  */
 interface UrlParts {
   origin: string;
-  /** The host when it is an IP literal (brackets stripped), else null: node:http skips the lookup for it. */
+  /** The host when it is an IP literal (brackets stripped), else null: judged before any connection. */
   literal: string | null;
-  /** What node:http reads of urlToHttpOptions(url); hash, search, pathname and href it never reads. */
-  options: Pick<ReturnType<typeof urlToHttpOptions>, 'protocol' | 'hostname' | 'path' | 'port' | 'auth'>;
-  /** For http: URLs, what Http1Pool needs (https: goes through node:https). */
+  /** Path and query, as sent on the request line. */
+  path: string;
+  /** `Basic …` from the URL's credentials (as node:http sends them), or null. */
+  authorization: string | null;
+  /** For http: URLs, what Http1Pool needs (https: goes through undici). */
   http1: Http1Target | null;
 }
 const urlParts = new WeakMap<URL, UrlParts>();
@@ -39,13 +41,12 @@ function partsOf(url: URL): UrlParts {
   if (parts === undefined) {
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const all = urlToHttpOptions(url);
-    // Fewer keys: node:http and its agent copy the options object three times per request.
-    const options: UrlParts['options'] = { protocol: all.protocol, hostname: all.hostname, path: all.path };
-    if (all.port !== undefined) options.port = all.port;
-    if (all.auth !== undefined) options.auth = all.auth;
+    const path = all.path ?? '/';
+    const auth = all.auth ?? null;
     const isHttps = url.protocol === 'https:';
-    const http1 = isHttps ? null : { host: url.host, hostname: host, port: url.port === '' ? 80 : Number(url.port), path: all.path ?? '/', auth: all.auth ?? null };
-    parts = { origin: url.origin, literal: isIP(host) ? host : null, options, http1 };
+    const http1 = isHttps ? null : { host: url.host, hostname: host, port: url.port === '' ? 80 : Number(url.port), path, auth };
+    const authorization = auth === null ? null : `Basic ${Buffer.from(auth).toString('base64')}`;
+    parts = { origin: url.origin, literal: isIP(host) ? host : null, path, authorization, http1 };
     urlParts.set(url, parts);
   }
   return parts;
@@ -53,40 +54,42 @@ function partsOf(url: URL): UrlParts {
 
 /**
  * Sends one HTTP POST: http: targets through Http1Pool (streamgate's own
- * keep-alive HTTP/1.1 client, well under half of node:http's CPU per request), https:
- * targets through a keep-alive node:https agent. At most
- * `maxSocketsPerOrigin` requests in flight per origin (the rest queue before
- * their deadline starts); the SSRF guard resolves the host and refuses
- * forbidden addresses at connect. One deadline covers connect, headers and
- * body; redirects are never followed, and at most `maxResponseBytes` of the
- * response are read: past that the connection is cut.
+ * keep-alive HTTP/1.1 client), https: targets through undici (UndiciClient:
+ * keep-alive, SSRF-guarded connect pinned to a checked address, extra CAs
+ * from delivery.tls.caFile). At most `maxSocketsPerOrigin` requests in flight
+ * per origin (the rest queue before their deadline starts). One deadline
+ * covers connect, headers and body; redirects are never followed, and at
+ * most `maxResponseBytes` of the response are read: past that the connection
+ * is cut. An https: request that fails on a connection the receiver closed
+ * before any answer (a kept-alive connection closed as it was reused) is
+ * sent once more on a fresh connection within the same deadline.
  */
 export class HttpDispatcher {
-  private readonly httpsAgent: https.Agent;
   private readonly slots: OriginSlots;
   private readonly http1: Http1Pool;
+  private readonly undici: UndiciClient;
 
   constructor(
     private readonly guard: SsrfGuard,
     maxSocketsPerOrigin: number,
-    private readonly maxResponseBytes: number,
+    maxResponseBytes: number,
+    tls: TlsTrust = {},
   ) {
-    const opts = { keepAlive: true, maxSockets: maxSocketsPerOrigin, lookup: guard.lookup as never, scheduling: 'lifo' as const };
-    this.httpsAgent = new https.Agent(opts);
     this.slots = new OriginSlots(maxSocketsPerOrigin);
     this.http1 = new Http1Pool(guard.lookup as never, maxResponseBytes);
+    this.undici = new UndiciClient(guard, maxSocketsPerOrigin, maxResponseBytes, tls);
   }
 
   async send(req: DispatchRequest): Promise<DispatchResult> {
     const parts = partsOf(req.url);
-    // node:http does not call the agent's lookup for an address literal: judge it here.
+    // Judged before any connection; names are judged by the connectors, on every address.
     if (parts.literal !== null && !this.guard.isAllowed(parts.literal)) {
       return { kind: 'error', code: 'ESSRF', error: `refused address ${parts.literal}`, durationMs: 0 };
     }
     const release = this.slots.tryAcquire(parts.origin) ?? (await this.slots.acquire(parts.origin));
     req.headers['content-length'] = String(req.body.length);
     try {
-      return await (parts.http1 !== null ? this.sendHttp1(req, parts.http1) : this.sendHttps(req, parts));
+      return await (parts.http1 !== null ? this.sendHttp1(req, parts.http1) : this.sendUndici(req, parts));
     } finally {
       release();
     }
@@ -101,54 +104,36 @@ export class HttpDispatcher {
     });
   }
 
-  /** https: through node:https. */
-  private sendHttps(req: DispatchRequest, parts: UrlParts): Promise<DispatchResult> {
+  /** Through undici (https:). */
+  private sendUndici(req: DispatchRequest, parts: UrlParts): Promise<DispatchResult> {
+    const headers = parts.authorization !== null && !hasHeader(req.headers, 'authorization') ? { ...req.headers, authorization: parts.authorization } : req.headers;
     return underDeadline(req.timeoutMs, ({ finish, elapsed, onAbandon }) => {
-      let outgoing: http.ClientRequest;
-      try {
-        // What request(url, {…}) would build (urlToHttpOptions, then ours on top), minus the per-request URL work.
-        outgoing = https.request({ ...parts.options, method: 'POST', agent: this.httpsAgent, headers: req.headers });
-      } catch (err) {
-        // e.g. a header value node:http refuses: the request never left.
-        finish({ kind: 'error', error: (err as Error).message, code: (err as NodeJS.ErrnoException).code ?? 'EREQUEST', durationMs: elapsed() });
-        return;
-      }
-      onAbandon(() => outgoing.destroy());
-      outgoing.on('error', (err: NodeJS.ErrnoException) => {
-        finish({ kind: 'error', error: err.message, code: err.code ?? 'ERR', durationMs: elapsed() });
+      let abandoned = false;
+      let stop: (() => void) | null = null;
+      onAbandon(() => {
+        abandoned = true;
+        stop?.();
       });
-      outgoing.on('response', (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        let cut = false;
-        const answer = (): DispatchResult => ({ kind: 'response', status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), durationMs: elapsed() });
-        res.on('data', (chunk: Buffer) => {
-          if (cut) return;
-          chunks.push(chunk.subarray(0, this.maxResponseBytes - size));
-          size += chunk.length;
-          if (size > this.maxResponseBytes) {
-            // Read enough: the status and headers are the answer. Cut the rest.
-            cut = true;
-            finish(answer());
-            res.destroy();
-          }
+      const attempt = (mayRetry: boolean) => {
+        void this.undici.post(parts.origin, parts.path, headers, req.body, (a) => (stop = a)).then((r) => {
+          if (mayRetry && !abandoned && mayBeStaleConnection(r)) return attempt(false);
+          if (r.kind === 'response') finish({ kind: 'response', status: r.status, headers: r.headers, body: r.body, durationMs: elapsed() });
+          else finish({ kind: 'error', error: r.error, code: r.code, durationMs: elapsed() });
         });
-        res.on('end', () => finish(answer()));
-        res.on('close', () => {
-          if (!res.complete && !cut) finish({ kind: 'error', error: 'connection closed before the response ended', code: 'ECONNRESET', durationMs: elapsed() });
-        });
-        res.on('error', (err: NodeJS.ErrnoException) => {
-          if (!cut) finish({ kind: 'error', error: err.message, code: err.code ?? 'ERR', durationMs: elapsed() });
-        });
-      });
-      outgoing.end(req.body);
+      };
+      attempt(true);
     });
   }
 
   close(): void {
     this.http1.close();
-    this.httpsAgent.destroy();
+    this.undici.close().catch(() => {});
   }
+}
+
+function hasHeader(headers: Record<string, string>, lower: string): boolean {
+  for (const name in headers) if (name.toLowerCase() === lower) return true;
+  return false;
 }
 
 /** What an attempt's code gets from underDeadline. */

@@ -33,7 +33,7 @@ export function isServiceHeader(name: string): boolean {
 /** Headers the service itself sets on every delivery (rule 1's middle layer). */
 const SERVICE_OWN = new Set(['content-type', 'idempotency-key']);
 
-/** Transport headers the HTTP clients (Http1Pool, node:https) manage; a configured value would corrupt the request. */
+/** Transport headers the HTTP clients (Http1Pool, undici) manage; a configured value would corrupt the request. */
 const TRANSPORT = new Set(['host', 'content-length', 'connection', 'transfer-encoding', 'expect', 'upgrade', 'te', 'keep-alive']);
 
 /** What the HTTP clients send as a header value (as node:http): tab, visible ASCII, space and Latin-1 (no CR, LF, NUL). */

@@ -20,12 +20,21 @@ export function signEs256(claims: Claims, key: KeyObject, header: Claims = {}, e
   return `${head}.${sign('sha256', Buffer.from(head), { key, dsaEncoding: encoding }).toString('base64url')}`;
 }
 
+export function signEdDsa(claims: Claims, key: KeyObject, header: Claims = {}): string {
+  const head = `${b64({ alg: 'EdDSA', typ: 'JWT', ...header })}.${b64(claims)}`;
+  return `${head}.${sign(null, Buffer.from(head), key).toString('base64url')}`;
+}
+
 export function rsaKeys() {
   return generateKeyPairSync('rsa', { modulusLength: 2048 });
 }
 
 export function ecKeys() {
   return generateKeyPairSync('ec', { namedCurve: 'P-256' });
+}
+
+export function edKeys() {
+  return generateKeyPairSync('ed25519');
 }
 
 /** Standard claims valid for the next hour. */

@@ -1,0 +1,254 @@
+import { readFileSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
+import { isIP, type Socket } from 'node:net';
+import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
+import type { SsrfGuard } from './ssrf-guard.js';
+
+/**
+ * How long a kept-alive connection may sit idle before it is closed here when
+ * the receiver sent no `Keep-Alive: timeout=` hint. Under the 5 s node:http
+ * servers (and many proxies) allow. With a hint, undici keeps the connection
+ * for the hint minus 2 s (its keepAliveTimeoutThreshold), and not at all
+ * when that leaves nothing.
+ */
+const IDLE_MS = 4_000;
+
+/** Connection-level failures that can also mean "the receiver closed the kept-alive connection as we wrote to it". */
+const STALE_CONNECTION = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+/** Connect failures after which the host's next checked address is tried. */
+const NEXT_ADDRESS = new Set(['ECONNREFUSED', 'ENETUNREACH', 'EHOSTUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+
+export interface TlsTrust {
+  /** PEM text of CAs trusted in addition to the default ones (delivery.tls.caFile). */
+  extraCaPem?: string | null;
+}
+
+/** What one exchange came to, before the dispatcher adds its duration. */
+export type ExchangeResult =
+  | { kind: 'response'; status: number; headers: IncomingHttpHeaders; body: Buffer }
+  | { kind: 'error'; error: string; code: string; beforeResponse: boolean };
+
+/** delivery.tls.caFile read at boot ('' for none); an unreadable file or one without a PEM certificate stops the boot. */
+export function loadTlsTrust(caFile: string): TlsTrust {
+  if (caFile === '') return {};
+  let pem: string;
+  try {
+    pem = readFileSync(caFile, 'utf8');
+  } catch (err) {
+    throw new Error(`delivery.tls.caFile: cannot read ${caFile}: ${(err as Error).message}`);
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`delivery.tls.caFile: ${caFile} holds no PEM certificate`);
+  return { extraCaPem: pem };
+}
+
+/**
+ * A TLS SecureContext trusting the default CAs plus `extraCaPem`, built once:
+ * passing `ca` to every tls.connect would parse the whole store per connection.
+ */
+export function secureContextFor(trust: TlsTrust): SecureContext | undefined {
+  if (!trust.extraCaPem) return undefined;
+  return createSecureContext({ ca: [...rootCertificates, trust.extraCaPem] });
+}
+
+/**
+ * undici's `connect` for delivery: resolves the host once through the SSRF
+ * guard (every A and AAAA record checked, contract §7), then connects to a
+ * checked address, never to the name, so a second DNS answer cannot steer the
+ * connection elsewhere. For TLS the URL's host name stays the SNI and the
+ * name the certificate is checked against (an address literal is checked as
+ * an address). When an address refuses the connection the next checked one
+ * is tried.
+ */
+export function guardedConnector(guard: SsrfGuard, secureContext: SecureContext | undefined): buildConnector.connector {
+  const base = buildConnector(secureContext ? { secureContext, timeout: 10_000 } : { timeout: 10_000 });
+  return (opts, callback) => {
+    const host = opts.hostname.replace(/^\[|\]$/g, '');
+    const literal = isIP(host) !== 0;
+    const tryFrom = (addresses: string[], at: number) => {
+      base({ ...opts, hostname: addresses[at]!, servername: literal ? undefined : host }, (err, socket) => {
+        if (err && at + 1 < addresses.length && NEXT_ADDRESS.has((err as NodeJS.ErrnoException).code ?? '')) return tryFrom(addresses, at + 1);
+        if (err) callback(err, null);
+        else callback(null, socket as Socket);
+      });
+    };
+    if (literal) {
+      if (guard.isAllowed(host)) return tryFrom([host], 0);
+      return callback(refused(`refused address ${host}`), null);
+    }
+    guard.lookup(host, { all: true }, (err, addresses) => {
+      if (err) return callback(err, null);
+      tryFrom((addresses as Array<{ address: string }>).map((a) => a.address), 0);
+    });
+  };
+}
+
+function refused(message: string): Error {
+  const e: NodeJS.ErrnoException = new Error(message);
+  e.code = 'ESSRF';
+  return e;
+}
+
+/**
+ * Keep-alive HTTP/1.1 POSTs through an undici Agent (a Pool per origin): the
+ * guarded connector above, connections kept IDLE_MS or as the receiver's
+ * Keep-Alive hint says, one request per connection at a time, no redirects
+ * (undici never follows them without an interceptor), undici's own header and
+ * body timeouts off (the dispatcher's one deadline covers the attempt).
+ * Responses are read up to `maxResponseBytes`; past that the body is cut and
+ * the connection closed, and the status is still the answer (undici's
+ * maxResponseSize would fail the request instead, so it is not used).
+ */
+export class UndiciClient {
+  private readonly agent: Agent;
+
+  constructor(
+    guard: SsrfGuard,
+    connectionsPerOrigin: number,
+    private readonly maxResponseBytes: number,
+    trust: TlsTrust = {},
+  ) {
+    this.agent = new Agent({
+      connections: connectionsPerOrigin,
+      pipelining: 1,
+      keepAliveTimeout: IDLE_MS,
+      keepAliveMaxTimeout: 600_000,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      connect: guardedConnector(guard, secureContextFor(trust)),
+    });
+  }
+
+  /**
+   * One POST. `onAbandon` receives the function that stops it (the caller's
+   * deadline): the request is then never written, or its connection is cut.
+   */
+  post(origin: string, path: string, headers: Record<string, string>, body: Buffer, onAbandon: (abandon: () => void) => void): Promise<ExchangeResult> {
+    return new Promise<ExchangeResult>((resolve) => {
+      const exchange = new Exchange(this.maxResponseBytes, resolve);
+      onAbandon(() => exchange.abandon());
+      this.agent.dispatch({ origin, path, method: 'POST', headers, body }, exchange);
+    });
+  }
+
+  close(): Promise<void> {
+    return this.agent.destroy();
+  }
+}
+
+/** True when an exchange error may come from a kept-alive connection the receiver had closed: worth one more try. */
+export function mayBeStaleConnection(result: ExchangeResult): boolean {
+  return result.kind === 'error' && result.beforeResponse && STALE_CONNECTION.has(result.code);
+}
+
+/** undici's legacy handler interface: raw header buffers, no per-request wrapper objects. */
+class Exchange implements Dispatcher.DispatchHandler {
+  private status = 0;
+  private headers: IncomingHttpHeaders | null = null;
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private abort: ((err?: Error) => void) | null = null;
+  private done = false;
+
+  constructor(
+    private readonly max: number,
+    private readonly resolve: (result: ExchangeResult) => void,
+  ) {}
+
+  abandon(): void {
+    if (this.done) return;
+    this.done = true;
+    // Before onConnect undici still holds the request: it is aborted there, unwritten.
+    this.abort?.();
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    if (this.done) abort();
+    else this.abort = abort;
+  }
+
+  onHeaders(status: number, raw: Buffer[]): boolean {
+    if (status < 200) return true; // interim answers (103 and the like)
+    this.status = status;
+    this.headers = headersOf(raw);
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.done) return false;
+    if (this.size + chunk.length <= this.max) {
+      this.chunks.push(chunk);
+      this.size += chunk.length;
+      return true;
+    }
+    // Read enough: the status and headers are the answer. Cut the rest.
+    this.chunks.push(chunk.subarray(0, this.max - this.size));
+    this.size = this.max;
+    this.answer();
+    this.abort?.();
+    return false;
+  }
+
+  onComplete(): void {
+    if (this.done) return;
+    // undici hands the connection back to its pool in a setImmediate queued
+    // just after this call (to see a close the receiver sends right after the
+    // response). Answering in the immediate after that one lets the caller's
+    // next request (a lane's next event) reuse this connection; answered at
+    // once, it would find the connection still taken and open a second one.
+    setImmediate(() => setImmediate(() => this.answer()));
+  }
+
+  onError(err: Error): void {
+    if (this.done) return;
+    this.done = true;
+    const e = err as NodeJS.ErrnoException;
+    const beforeResponse = this.headers === null;
+    this.resolve({ kind: 'error', ...describe(e), beforeResponse });
+  }
+
+  private answer(): void {
+    if (this.done) return;
+    this.done = true;
+    const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
+    this.resolve({ kind: 'response', status: this.status, headers: this.headers ?? {}, body });
+  }
+}
+
+/** An undici or socket error as a code the rest of delivery knows (node:http's where one exists) and a message saying what went wrong. */
+function describe(e: NodeJS.ErrnoException): { code: string; error: string } {
+  const code = e.code ?? 'ERR';
+  switch (code) {
+    case 'UND_ERR_SOCKET':
+      return { code: 'ECONNRESET', error: `connection closed before the response ended (${e.message})` };
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return { code: 'ETIMEDOUT', error: e.message };
+    case 'UND_ERR_INVALID_ARG':
+      return { code: 'EREQUEST', error: e.message };
+    case 'UND_ERR_HEADERS_OVERFLOW':
+      return { code: 'EPROTO', error: 'response headers too large' };
+    default:
+      if (code.startsWith('HPE_')) return { code: 'EPROTO', error: `malformed response: ${e.message} (${code})` };
+      if (code.startsWith('ERR_TLS_') || /CERT|SELF_SIGNED|UNABLE_TO_|ERR_SSL_/.test(code)) {
+        return { code, error: `TLS: ${e.message}` };
+      }
+      return { code, error: e.message };
+  }
+}
+
+/** Raw response headers as node:http would present them: lower-case names, set-cookie a list, other repeats joined with ", ". */
+function headersOf(raw: Buffer[]): IncomingHttpHeaders {
+  const out: Record<string, string | string[]> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toString('latin1').toLowerCase();
+    const value = raw[i + 1]!.toString('latin1');
+    const prev = out[name];
+    if (name === 'set-cookie') {
+      if (prev === undefined) out[name] = [value];
+      else (prev as string[]).push(value);
+    } else {
+      out[name] = prev === undefined ? value : `${prev as string}, ${value}`;
+    }
+  }
+  return out as IncomingHttpHeaders;
+}

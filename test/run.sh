@@ -22,6 +22,11 @@ if [[ ! -d node_modules ]] || [[ package-lock.json -nt node_modules/.package-loc
   npm install --no-audit --no-fund
 fi
 STREAMGATE_INSTALL_KCAT="${STREAMGATE_INSTALL_KCAT:-0}" bash config/infra/up.sh
+# The HTTPS delivery tests make a throwaway CA and certificates with openssl.
+if ! command -v openssl >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  echo "[test] installing openssl (apt-get)"
+  (export DEBIAN_FRONTEND=noninteractive; apt-get install -y -q --no-install-recommends openssl || { apt-get update -q && apt-get install -y -q --no-install-recommends openssl; }) >/dev/null
+fi
 echo "[test] building"
 npm run --silent build
 # tap runs the .ts tests without checking types: check them here, strictly, as src is.

@@ -1,7 +1,7 @@
 import { packFields, PACKED_FIELDS_MARK, type PackedField } from '../guard-marks.js';
 import { UWS_NAME_BYTE, UWS_VALUE_BYTE } from './byte-classes.js';
 import { contiguous } from './contiguous.js';
-import type { HeadField, RequestHead } from './request-parser.js';
+import type { HeadField, RequestHead } from './parsed-head.js';
 
 /** Fields uWS 20.30 parses in one head; a 49th leaves the request unanswered. */
 export const UWS_MAX_FIELDS = 48;

@@ -2,7 +2,9 @@ import type { Socket } from 'node:net';
 import { errorEnvelope, ServiceError } from '../../errors.js';
 import { statusLine } from '../status-line.js';
 import { canonicalHead } from './canonical-head.js';
-import { RequestParser, SERVED_METHODS, type ParserLimits, type RequestHead, type RequestSink } from './request-parser.js';
+import type { RequestHead } from './parsed-head.js';
+import { SERVED_METHODS } from './request-line.js';
+import { RequestParser, type ParserLimits, type RequestSink } from './request-parser.js';
 import { ResponseFramer, type ResponseSink } from './response-framer.js';
 
 /** A private connection to uWS and the bytes that must open it (the PROXY header). */

@@ -1,94 +1,18 @@
 import { ServiceError } from '../../errors.js';
 import { GUARD_PREFIX } from '../guard-marks.js';
-import { HOST_BYTE, TARGET_BYTE, TCHAR, UWS_NAME_BYTE, UWS_VALUE_BYTE } from './byte-classes.js';
-
-/** The methods streamgate serves; any other token is answered 501 (RFC 9110 §9.1). */
-export const SERVED_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
-
-/**
- * Fields the front consumes: framing and connection management are decided
- * here, once, and never reach uWS as the client wrote them (reference §6
- * lists them as transport). Host arrives separately.
- */
-const CONSUMED = ['host', 'content-length', 'transfer-encoding', 'connection', 'expect', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade'];
-const CONSUMED_BY_LENGTH = new Map<number, string[]>();
-for (const name of CONSUMED) CONSUMED_BY_LENGTH.set(name.length, [...(CONSUMED_BY_LENGTH.get(name.length) ?? []), name]);
+import { TCHAR } from './byte-classes.js';
+import { carriable, consumedName, ParsedHead, startsWithLower, type RequestHead } from './parsed-head.js';
+import { parseRequestLine, validHost, version11, type RequestLine } from './request-line.js';
 
 /** A longer chunk-size line (extensions included) is refused. */
 const MAX_CHUNK_LINE = 4096;
 /** Content-Length digits beyond this are over every body limit (64 MiB at most). */
 const MAX_LENGTH_DIGITS = 15;
 
-const VERSION = /^HTTP\/(\d)\.(\d)$/;
 const TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]+";
 const QUOTED = '"(?:[\\t !#-\\[\\]-~\\x80-\\xff]|\\\\[\\t -~\\x80-\\xff])*"';
 // chunk = chunk-size [ chunk-ext ] CRLF; chunk-ext = *( BWS ";" BWS name [ BWS "=" BWS ( token / quoted-string ) ] ) (RFC 9112 §7.1.1)
 const CHUNK_LINE = new RegExp(`^([0-9A-Fa-f]+)(?:[ \\t]*;[ \\t]*${TOKEN}(?:[ \\t]*=[ \\t]*(?:${TOKEN}|${QUOTED}))?)*$`);
-
-/**
- * A header field line as the client sent it, by position in the head's bytes:
- * the name and value strings are only made when asked for (the common head is
- * forwarded by copying its validated lines, with no string per field).
- */
-export class HeadField {
-  constructor(
-    readonly raw: Buffer,
-    readonly start: number,
-    readonly colon: number,
-    readonly valueStart: number,
-    readonly valueEnd: number,
-    /** Where the line's CRLF starts. */
-    readonly end: number,
-    /** uWS 20.30 takes the name and value unchanged. */
-    readonly carriable: boolean,
-  ) {}
-
-  /** Lower-case. */
-  get name(): string {
-    return this.raw.toString('latin1', this.start, this.colon).toLowerCase();
-  }
-
-  /** Without the optional whitespace around it. */
-  get value(): Buffer {
-    return this.raw.subarray(this.valueStart, this.valueEnd);
-  }
-
-}
-
-export interface RequestHead {
-  method: string;
-  /** Origin-form (`/path?query`), or `*` for OPTIONS. */
-  target: string;
-  /** 0 for HTTP/1.0; 1 for HTTP/1.1 (and later 1.x, read as 1.1). */
-  minor: 0 | 1;
-  host: string;
-  /** End-to-end fields in the order sent; framing, connection and mark fields left out (made when first read). */
-  readonly fields: HeadField[];
-  /** The head's bytes (the fields point into them). */
-  raw: Buffer;
-  /** The request line (CRLF included) is already canonical: a served method other than HEAD, origin-form, HTTP/1.1. */
-  requestLineEnd: number;
-  lineCanonical: boolean;
-  /** The Host line [start, end) with its CRLF, copied as it is; null to write `host` from `host` (absolute-form, none). */
-  hostLine: [number, number] | null;
-  /**
-   * The head is already in the canonical form as the client sent it: the
-   * request line is one uWS takes as it is, every field is one uWS takes
-   * unchanged, nothing is dropped, and no field but Host, Content-Length and
-   * `Connection: keep-alive` is consumed. Then it goes to uWS byte for byte
-   * (the Content-Length line where the client put it).
-   */
-  verbatim: boolean;
-  chunked: boolean;
-  /** Body length by Content-Length (0 when chunked; the body's length is known at its end). */
-  contentLength: number;
-  /** The client framed a body (Content-Length or chunked), even an empty one. */
-  framed: boolean;
-  /** `Expect: 100-continue` on HTTP/1.1. */
-  expectContinue: boolean;
-  /** The connection ends after this exchange: HTTP/1.0, or `Connection: close`. */
-  close: boolean;
-}
 
 export interface ParserLimits {
   /** Request line and fields together, line ends included. */
@@ -234,49 +158,68 @@ export class RequestParser {
     return buf;
   }
 
+  /**
+   * The next line of a head or trailer section, gathered up to its LF: where
+   * the LF is, its offset in the section, and whether the line is empty. A
+   * number instead says where reading stopped: the chunk ended first (what
+   * there was is gathered), or the section was refused (a bare LF, over the
+   * head limit).
+   */
+  private nextLine(chunk: Buffer, at: number, from: number, section: 'head' | 'trailers'): { lf: number; offset: number; empty: boolean } | number {
+    const lf = chunk.indexOf(0x0a, from);
+    if (lf === -1) {
+      this.gather(chunk, at, chunk.length);
+      if (this.pendingBytes > this.limits.maxHeadBytes) this.tooLarge();
+      return chunk.length;
+    }
+    const cr = lf > at ? chunk[lf - 1] === 0x0d : this.lastByte === 0x0d;
+    if (!cr) {
+      if (section === 'trailers') this.fail(bad('A trailer line ends in a bare LF.'));
+      else this.fail(this.lineEnds.length === 0 ? bad('The request line does not end in CRLF.') : invalid('A header line ends in a bare LF.'));
+      return chunk.length;
+    }
+    const offset = this.pendingBytes + (lf - at);
+    if (offset + 1 > this.limits.maxHeadBytes) {
+      this.tooLarge();
+      return chunk.length;
+    }
+    const lineStart = this.lineEnds.length === 0 ? 0 : this.lineEnds[this.lineEnds.length - 1]! + 1;
+    return { lf, offset, empty: offset - lineStart === 1 };
+  }
+
+  /** The section gathered so far, through `lf`, with the offsets of its line ends; both reset for the next one. */
+  private takeSection(chunk: Buffer, at: number, lf: number): { bytes: Buffer; lineEnds: number[] } {
+    this.gather(chunk, at, lf + 1);
+    const lineEnds = this.lineEnds;
+    this.lineEnds = [];
+    return { bytes: this.takePending(), lineEnds };
+  }
+
   /** Finds the head's lines LF by LF; parses the head at its empty line. Returns where reading stopped. */
   private readHead(chunk: Buffer, at: number): number {
     let from = at;
     for (;;) {
-      const lf = chunk.indexOf(0x0a, from);
-      if (lf === -1) {
-        this.gather(chunk, at, chunk.length);
-        if (this.pendingBytes > this.limits.maxHeadBytes) this.tooLarge();
-        return chunk.length;
-      }
-      const cr = lf > at ? chunk[lf - 1] === 0x0d : this.lastByte === 0x0d;
-      const offset = this.pendingBytes + (lf - at);
-      if (!cr) {
-        this.fail(this.lineEnds.length === 0 ? bad('The request line does not end in CRLF.') : invalid('A header line ends in a bare LF.'));
-        return chunk.length;
-      }
-      const lineStart = this.lineEnds.length === 0 ? 0 : this.lineEnds[this.lineEnds.length - 1]! + 1;
-      const empty = offset - lineStart === 1;
+      const line = this.nextLine(chunk, at, from, 'head');
+      if (typeof line === 'number') return line;
+      const { lf, offset, empty } = line;
       if (empty && this.lineEnds.length === 0) {
         // An empty line before the request line is ignored (RFC 9112 §2.2).
-        this.gather(chunk, at, lf + 1);
-        this.takePending();
+        this.takeSection(chunk, at, lf);
         this.state = 'start';
         at = from = lf + 1;
         continue;
       }
       this.state = 'head';
-      if (offset + 1 > this.limits.maxHeadBytes) {
-        this.tooLarge();
-        return chunk.length;
-      }
       if (empty) {
-        this.gather(chunk, at, lf + 1);
-        const lineEnds = this.lineEnds;
-        this.lineEnds = [];
-        this.parseHead(this.takePending(), lineEnds);
+        const { bytes, lineEnds } = this.takeSection(chunk, at, lf);
+        this.parseHead(bytes, lineEnds);
         return lf + 1;
       }
       if (this.lineEnds.length === 0) {
         // The request line is checked as soon as it is whole: garbage is refused without waiting for a head.
         // (Usually it is all in this chunk: read in place, no copy.)
-        const line = this.pendingBytes === 0 ? chunk.subarray(at, lf + 1) : Buffer.concat([...this.pending, chunk.subarray(at, lf + 1)]);
-        const parsed = parseRequestLine(line, line.length - 2);
+        const bytes = this.pendingBytes === 0 ? chunk.subarray(at, lf + 1) : Buffer.concat([...this.pending, chunk.subarray(at, lf + 1)]);
+        const parsed = parseRequestLine(bytes, bytes.length - 2);
         if (typeof parsed === 'string' || parsed instanceof ServiceError) {
           this.fail(typeof parsed === 'string' ? bad(parsed) : parsed);
           return chunk.length;
@@ -443,109 +386,22 @@ export class RequestParser {
   private readTrailers(chunk: Buffer, at: number): number {
     let from = at;
     for (;;) {
-      const lf = chunk.indexOf(0x0a, from);
-      if (lf === -1) {
-        this.gather(chunk, at, chunk.length);
-        if (this.pendingBytes > this.limits.maxHeadBytes) this.tooLarge();
-        return chunk.length;
-      }
-      const cr = lf > at ? chunk[lf - 1] === 0x0d : this.lastByte === 0x0d;
-      if (!cr) {
-        this.fail(bad('A trailer line ends in a bare LF.'));
-        return chunk.length;
-      }
-      const offset = this.pendingBytes + (lf - at);
-      const lineStart = this.lineEnds.length === 0 ? 0 : this.lineEnds[this.lineEnds.length - 1]! + 1;
-      if (offset + 1 > this.limits.maxHeadBytes) {
-        this.tooLarge();
-        return chunk.length;
-      }
-      if (offset - lineStart === 1) {
-        this.gather(chunk, at, lf + 1);
-        const section = this.takePending();
-        const lineEnds = this.lineEnds;
-        this.lineEnds = [];
-        const problem = trailerProblem(section, lineEnds, this.limits.maxFields);
+      const line = this.nextLine(chunk, at, from, 'trailers');
+      if (typeof line === 'number') return line;
+      if (line.empty) {
+        const { bytes, lineEnds } = this.takeSection(chunk, at, line.lf);
+        const problem = trailerProblem(bytes, lineEnds, this.limits.maxFields);
         if (problem) {
           this.fail(bad(problem));
           return chunk.length;
         }
         this.complete();
-        return lf + 1;
+        return line.lf + 1;
       }
-      this.lineEnds.push(offset);
-      from = lf + 1;
+      this.lineEnds.push(line.offset);
+      from = line.lf + 1;
     }
   }
-}
-
-/** A head that passed every check; its fields are sliced out of `raw` when first read. */
-class ParsedHead implements RequestHead {
-  private made: HeadField[] | null = null;
-
-  constructor(
-    readonly method: string,
-    readonly target: string,
-    readonly minor: 0 | 1,
-    readonly host: string,
-    readonly raw: Buffer,
-    private readonly lineEnds: readonly number[],
-    readonly requestLineEnd: number,
-    readonly lineCanonical: boolean,
-    readonly hostLine: [number, number] | null,
-    readonly verbatim: boolean,
-    readonly chunked: boolean,
-    readonly contentLength: number,
-    readonly framed: boolean,
-    readonly expectContinue: boolean,
-    readonly close: boolean,
-  ) {}
-
-  get fields(): HeadField[] {
-    if (this.made !== null) return this.made;
-    const h = this.raw;
-    const fields: HeadField[] = [];
-    for (let k = 1; k < this.lineEnds.length; k++) {
-      const start = this.lineEnds[k - 1]! + 1;
-      const end = this.lineEnds[k]! - 1;
-      const colon = h.indexOf(0x3a, start);
-      if (consumedName(h, start, colon) !== null || startsWithLower(h, start, colon, GUARD_PREFIX)) continue;
-      let vs = colon + 1;
-      let ve = end;
-      while (vs < ve && (h[vs] === 0x20 || h[vs] === 0x09)) vs++;
-      while (ve > vs && (h[ve - 1] === 0x20 || h[ve - 1] === 0x09)) ve--;
-      fields.push(new HeadField(h, start, colon, vs, ve, end, carriable(h, start, colon, vs, ve)));
-    }
-    this.made = fields;
-    return fields;
-  }
-}
-
-interface RequestLine {
-  method: string;
-  minor: 0 | 1;
-  form: { target: string; host: string | null };
-}
-
-/** `METHOD SP target SP HTTP/1.x` (RFC 9112 §3); `end` is where its CRLF starts. Returns the refusal otherwise. */
-function parseRequestLine(h: Buffer, end: number): RequestLine | ServiceError | string {
-  for (let p = 0; p < end; p++) {
-    const c = h[p]!;
-    if (c <= 0x20 ? c !== 0x20 : c >= 0x7f) return 'The request line holds control characters or bytes that are not ASCII.';
-  }
-  const sp1 = h.indexOf(0x20);
-  const sp2 = sp1 === -1 ? -1 : h.indexOf(0x20, sp1 + 1);
-  if (sp1 <= 0 || sp2 === -1 || sp2 >= end || sp2 === sp1 + 1) return 'The request line is not `METHOD target HTTP/1.1`.';
-  const version = VERSION.exec(h.toString('latin1', sp2 + 1, end));
-  if (!version) return 'The request line is not `METHOD target HTTP/1.1`.';
-  if (version[1] !== '1') return new ServiceError('http_version_not_supported', `HTTP/${version[1]}.${version[2]} is not served; use HTTP/1.1.`);
-  for (let p = 0; p < sp1; p++) if (!TCHAR[h[p]!]) return 'The method is not a token.';
-  const method = h.toString('latin1', 0, sp1);
-  if (!SERVED_METHODS.has(method)) return new ServiceError('not_implemented', `The method ${method} is not implemented.`);
-  for (let p = sp1 + 1; p < sp2; p++) if (!TARGET_BYTE[h[p]!]) return 'The request target holds a byte a URI cannot.';
-  const form = requestTarget(h.toString('latin1', sp1 + 1, sp2), method);
-  if (typeof form === 'string') return form;
-  return { method, minor: version[2] === '0' ? 0 : 1, form };
 }
 
 function tooLargeBody(limit: number): ServiceError {
@@ -583,56 +439,7 @@ function trimOws(text: string): string {
   return text.replace(/^[ \t]+|[ \t]+$/g, '');
 }
 
-/** The request line ends in exactly `HTTP/1.1`. */
-function version11(h: Buffer, end: number): boolean {
-  return h.toString('latin1', end - 8, end) === 'HTTP/1.1';
-}
-
-/** The consumed field this name is (lower-case), or null; compared byte by byte, no string made for other names. */
-function consumedName(h: Buffer, start: number, end: number): string | null {
-  const candidates = CONSUMED_BY_LENGTH.get(end - start);
-  if (candidates === undefined) return null;
-  for (const name of candidates) if (startsWithLower(h, start, end, name)) return name;
-  return null;
-}
-
-/** The bytes at [start, end) begin with `lower` (ASCII, case-insensitive). */
-function startsWithLower(buf: Buffer, start: number, end: number, lower: string): boolean {
-  if (end - start < lower.length) return false;
-  for (let i = 0; i < lower.length; i++) if ((buf[start + i]! | 0x20) !== lower.charCodeAt(i)) return false;
-  return true;
-}
-
-/** uWS 20.30 takes this name and value unchanged: name of `[A-Za-z0-9-]`, value of visible ASCII, SP, HTAB. */
-function carriable(h: Buffer, start: number, colon: number, vs: number, ve: number): boolean {
-  for (let p = start; p < colon; p++) if (!UWS_NAME_BYTE[h[p]!]) return false;
-  for (let p = vs; p < ve; p++) if (!UWS_VALUE_BYTE[h[p]!]) return false;
-  return true;
-}
-
 /** True when a comma-separated list holds the token (case-insensitive). */
 function listHas(value: string, token: string): boolean {
   return value.split(',').some((part) => trimOws(part).toLowerCase() === token);
-}
-
-/** uri-host [ ":" port ]: reg-name, IPv4 or an IP literal in brackets. */
-function validHost(value: string): boolean {
-  for (let i = 0; i < value.length; i++) if (!HOST_BYTE[value.charCodeAt(i)]) return false;
-  return /^(?:\[[0-9A-Fa-f:.vV]+\]|[^:[\]]*)(?::[0-9]*)?$/.test(value);
-}
-
-/**
- * The request target's form (RFC 9112 §3.2): origin-form, absolute-form (its
- * authority becomes the Host) or asterisk-form for OPTIONS. Returns why it
- * cannot be served otherwise.
- */
-function requestTarget(raw: string, method: string): { target: string; host: string | null } | string {
-  if (raw.charCodeAt(0) === 0x2f) return { target: raw, host: null };
-  if (raw === '*') return method === 'OPTIONS' ? { target: '*', host: null } : 'The asterisk form is only for OPTIONS.';
-  const absolute = /^https?:\/\/([^/?]*)(.*)$/i.exec(raw);
-  if (!absolute) return 'The request target is not a path (origin-form) or an http(s) URI.';
-  const authority = absolute[1]!;
-  if (authority === '' || !validHost(authority)) return 'The request target names no valid host.';
-  const rest = absolute[2]!;
-  return { target: rest === '' ? '/' : rest.startsWith('?') ? `/${rest}` : rest, host: authority };
 }

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { canonicalHead, UWS_MAX_FIELDS } from '../../../src/http/front/canonical-head.js';
-import { RequestParser, type RequestHead } from '../../../src/http/front/request-parser.js';
+import type { RequestHead } from '../../../src/http/front/parsed-head.js';
+import { RequestParser } from '../../../src/http/front/request-parser.js';
 import { PACKED_FIELDS_MARK, unpackFields } from '../../../src/http/guard-marks.js';
 
 /** The head the parser reads from `text` (latin1 bytes), with its body length. */

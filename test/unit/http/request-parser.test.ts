@@ -1,6 +1,7 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { RequestParser, type RequestHead } from '../../../src/http/front/request-parser.js';
+import type { RequestHead } from '../../../src/http/front/parsed-head.js';
+import { RequestParser } from '../../../src/http/front/request-parser.js';
 
 /** What the parser reported, flattened: heads (a summary), bodies (joined), ends and refusals in order. */
 type Event = { head: Summary } | { body: string } | 'end' | { error: string; status: number };

@@ -33,7 +33,7 @@ const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n');
 const OPTIONS_STAR = Buffer.from(`HTTP/1.1 204 No Content\r\nallow: ${[...SERVED_METHODS].join(', ')}\r\n\r\n`);
 
 /** A complete HTTP response with the error envelope, closing the connection. */
-export function refusal(err: ServiceError): Buffer {
+function refusal(err: ServiceError): Buffer {
   const body = errorEnvelope(err);
   return Buffer.from(
     `HTTP/1.1 ${statusLine(err.status)}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
@@ -60,9 +60,9 @@ interface Exchange {
  * Continue, OPTIONS *) slot in where they belong, and nothing after a refused
  * request, or after one that closes the connection, is ever forwarded.
  *
- * The private connection to uWS is opened on the first request (`openUpstream`
- * writes the PROXY header that names the client, its only one) and again if
- * uWS closed an idle one.
+ * The private connection to uWS is opened on the first request and again if
+ * uWS closed an idle one; `openUpstream` gives it with the PROXY header that
+ * names the client, which goes out in the same write as the first request.
  */
 export class FrontConnection {
   private readonly parser: RequestParser;

@@ -41,7 +41,33 @@ const server = createServer({ noDelay: true }, (client) => {
 server.listen(0, '127.0.0.1', () => parentPort.postMessage({ type: 'listening', port: server.address().port }));
 `;
 
-export const RELAYS = ['none', 'guard', 'legacy', 'pipe'];
+// Runs as a worker (eval): the same job as the front done with Node's own HTTP
+// stack (llhttp parses and frames; node:http's client re-serializes over a
+// keep-alive pool to uWS), for the A/B of our parser against the library.
+// No PROXY header (a pooled connection cannot carry one per client): it does
+// less than the front, so it flatters the library.
+const LLHTTP_RELAY = `
+const http = require('node:http');
+const { parentPort, workerData } = require('node:worker_threads');
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+const server = http.createServer({ maxHeaderSize: workerData.maxHeadBytes }, (req, res) => {
+  const headers = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i].toLowerCase();
+    if (name !== 'connection' && name !== 'keep-alive' && name !== 'transfer-encoding' && name !== 'expect') headers.push(req.rawHeaders[i], req.rawHeaders[i + 1]);
+  }
+  const up = http.request({ socketPath: workerData.upstreamPath, method: req.method, path: req.url, headers, agent }, (answer) => {
+    res.writeHead(answer.statusCode, answer.rawHeaders);
+    answer.pipe(res);
+  });
+  up.on('error', () => { res.statusCode = 503; res.end(); });
+  req.pipe(up);
+});
+server.keepAliveTimeout = 10000;
+server.listen(0, '127.0.0.1', () => parentPort.postMessage({ type: 'listening', port: server.address().port }));
+`;
+
+export const RELAYS = ['none', 'guard', 'legacy', 'pipe', 'llhttp'];
 
 /** Listens on 127.0.0.1 (a free port) as `relay` says; resolves with the public port. */
 export function listenBare(app, relay = 'none') {
@@ -60,8 +86,8 @@ export function listenBare(app, relay = 'none') {
       // The guard's own limits, as streamgate passes them (1 MiB bodies).
       const workerData = { host: '127.0.0.1', port: 0, upstreamPath: path, maxHeadBytes: 16_384, bodyLimits: { events: 1_048_576, other: 1_048_576 } };
       const worker =
-        relay === 'pipe'
-          ? new Worker(PIPE_RELAY, { eval: true, workerData })
+        relay === 'pipe' || relay === 'llhttp'
+          ? new Worker(relay === 'pipe' ? PIPE_RELAY : LLHTTP_RELAY, { eval: true, workerData })
           : new Worker(relay === 'legacy' ? LEGACY_GUARD_WORKER : GUARD_WORKER, { workerData });
       worker.once('error', reject);
       worker.once('message', (msg) => (msg.type === 'listening' ? resolve(msg.port) : reject(new Error(msg.message))));

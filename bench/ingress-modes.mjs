@@ -50,7 +50,7 @@ import { createBenchDatabase, dropBenchDatabase } from './lib/bench-db.mjs';
 import { kafkaAdmin } from './lib/kafka-admin.mjs';
 import { bootstrapTenant, startStreamgate } from './lib/streamgate.mjs';
 import { makeBody, makeRequests, runLoad } from './lib/load.mjs';
-import { findPid, startCpuMeter } from './lib/cpu.mjs';
+import { findPid, startCpuMeter, startThreadMeter } from './lib/cpu.mjs';
 import { measuredLoad } from './lib/measured-load.mjs';
 import { signedRequests } from './lib/signing.mjs';
 
@@ -226,11 +226,14 @@ async function main() {
       if (options.warmup) await load(port, requestSets[auth], options.warmup);
       const before = await kafka.countEvents(topic);
       const meter = startCpuMeter({ streamgate: sg.child.pid, autocannon: process.pid, kafka: kafkaPid });
+      const threads = startThreadMeter(sg.child.pid);
       const result = await load(port, requestSets[auth], options.duration);
       result.cpu = meter();
+      result.threads = threads();
       result.written = (await kafka.countEvents(topic)) - before;
       rows.push({ engine, guard, auth, result, baseline: baselines[auth], durable: durable.none[auth], guarded: guard === 'off' ? undefined : durable[FLOOR_RELAY[guard]][auth] });
       say(`   ${Math.round(result.acceptedPerS)} ev/s (${pct(result.acceptedPerS / baselines[auth].acceptedPerS)} of baseline), p99 ${result.p99} ms, non-2xx ${result.non2xx}`);
+      say(`   threads (µs per event): ${threadText(result)}`);
     }
     const stopped = await stopChild(sg.child, 30_000);
     if (stopped.killed) say(`ingress-${name} did not stop within 30 s`);
@@ -263,6 +266,13 @@ function probeGuard(port) {
   });
 }
 
+/** Each thread group's CPU in µs per accepted event, biggest first. */
+const threadText = (load) =>
+  Object.entries(load.threads ?? {})
+    .filter(([, p]) => p > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([who, p]) => `${who} ${load.acceptedPerS ? (((p / 100) * 1e6) / load.acceptedPerS).toFixed(1) : '?'}`)
+    .join(', ');
 const pct = (x) => (x === null || x === undefined || !Number.isFinite(x) ? '–' : `${(x * 100).toFixed(1)} %`);
 const int = (n) => (n === null || n === undefined ? '–' : Math.round(n).toLocaleString('en-US'));
 const ms = (n) => (n === null || n === undefined ? '–' : n === 0 ? '<1' : String(n));

@@ -75,3 +75,45 @@ export function findPid(needle) {
   }
   return null;
 }
+
+/** CPU seconds of every thread of `pid`: Map tid -> { comm, seconds }. */
+function threadSeconds(pid) {
+  const out = new Map();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        out.set(tid, { comm, seconds: (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S });
+      } catch {
+        // thread ended while we looked
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return out;
+}
+
+/**
+ * Per-thread CPU of one process over a phase, to tell which thread a cost is
+ * on (e.g. the header guard's worker against the main thread). Returns stop()
+ * -> { main, '<comm>': ... } in % of one core: the main thread (tid = pid)
+ * apart, the others summed by thread name (worker threads are all "node";
+ * V8 and libuv helpers have their own names).
+ */
+export function startThreadMeter(pid) {
+  const t0 = performance.now();
+  const before = threadSeconds(pid);
+  return () => {
+    const wallS = (performance.now() - t0) / 1000;
+    const out = {};
+    for (const [tid, { comm, seconds }] of threadSeconds(pid)) {
+      const label = tid === String(pid) ? 'main' : comm;
+      out[label] = (out[label] ?? 0) + seconds - (before.get(tid)?.seconds ?? 0);
+    }
+    for (const label of Object.keys(out)) out[label] = Math.round((out[label] / wallS) * 100);
+    return out;
+  };
+}

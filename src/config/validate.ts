@@ -27,8 +27,9 @@ export function validateAgainst(node: SchemaNode, value: unknown, path = ''): st
       if (node.pattern && !node.pattern.test(value)) return [`${at}: ${JSON.stringify(value)} is not valid`];
       return [];
     case 'cidr': {
-      if (typeof value === 'string' && parseCidr(value, { bareAddress: false }) !== null) return [];
-      return [`${at}: ${JSON.stringify(value)} is not a CIDR such as 127.0.0.0/8`];
+      const bareAddress = node.bareAddress === true;
+      if (typeof value === 'string' && parseCidr(value, { bareAddress }) !== null) return [];
+      return [`${at}: ${JSON.stringify(value)} is not ${bareAddress ? 'an IP address or ' : ''}a CIDR such as 127.0.0.0/8`];
     }
     case 'boolean':
       return typeof value === 'boolean' ? [] : [`${at}: must be true or false`];

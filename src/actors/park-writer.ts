@@ -1,5 +1,9 @@
 import type { Logger } from '../observability/logger.js';
 import type { ParkedDeliveryRepo, ParkedRowInput } from '../storage/parked-delivery-repo.js';
+import { backoffDelay } from '../util/backoff.js';
+
+/** Between failed parking writes: lanes are held back meanwhile, so retry soon. */
+const PARK_BACKOFF = { baseMs: 100, maxMs: 1_000 };
 
 interface Waiting {
   rows: readonly ParkedRowInput[];
@@ -63,7 +67,7 @@ export class ParkWriter {
             return;
           }
           if (failures === 0) this.log.warn({ err: (err as Error).message, rows }, 'parking deliveries failed, retrying');
-          await new Promise((r) => setTimeout(r, Math.min(1_000, 100 * 2 ** failures)));
+          await new Promise((r) => setTimeout(r, backoffDelay(failures, PARK_BACKOFF)));
         }
       }
     }

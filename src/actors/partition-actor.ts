@@ -5,6 +5,7 @@ import type { Logger } from '../observability/logger.js';
 import type { RouteTable, RouteTarget } from '../routing/route-table.js';
 import type { DeliveryLogRepo } from '../storage/delivery-log-repo.js';
 import type { ParkedDeliveryRepo } from '../storage/parked-delivery-repo.js';
+import { backoffDelay } from '../util/backoff.js';
 import type { DeliveryStep } from './delivery-step.js';
 import { DueQueue } from './due-queue.js';
 import type { Job } from './job.js';
@@ -12,6 +13,9 @@ import { Lane, type LaneContext } from './lane.js';
 import { OffsetTracker } from './offset-tracker.js';
 import type { ParkWriter } from './park-writer.js';
 import type { Semaphore } from './semaphore.js';
+
+/** Between failed loads of this partition's state: the partition waits, so not too long. */
+const DATABASE_BACKOFF = { baseMs: 250, maxMs: 5_000 };
 
 /** What every partition actor of a process shares. */
 export interface ActorServices {
@@ -237,7 +241,7 @@ export class PartitionActor implements PartitionHandler {
         break;
       } catch (err) {
         if (failures === 0) this.log.warn({ err: (err as Error).message }, 'cannot load parked lanes yet, will retry');
-        await delay(Math.min(5_000, 250 * 2 ** failures));
+        await delay(backoffDelay(failures, DATABASE_BACKOFF));
       }
     }
     // Rows a previous owner wrote after we loaded (it had not noticed the
@@ -275,7 +279,7 @@ export class PartitionActor implements PartitionHandler {
         return done;
       } catch (err) {
         if (failures === 0) this.log.warn({ err: (err as Error).message }, 'replay check failed, will retry');
-        await delay(Math.min(5_000, 250 * 2 ** failures));
+        await delay(backoffDelay(failures, DATABASE_BACKOFF));
       }
     }
     return done;

@@ -91,7 +91,8 @@ export interface Config {
 
 type Leaf =
   | { kind: 'int'; min: number; max: number }
-  | { kind: 'cidr' }
+  /** An IP network such as 10.0.0.0/8; with bareAddress, a lone address (that host only) too. */
+  | { kind: 'cidr'; bareAddress?: boolean }
   | { kind: 'boolean' }
   | { kind: 'string'; pattern?: RegExp }
   | { kind: 'enum'; values: readonly string[] }
@@ -116,7 +117,7 @@ export const schema: SchemaNode = obj({
     drainTimeoutMs: int(0, 600_000),
     headerGuard: { kind: 'boolean' },
     // CIDRs (or addresses) whose PROXY protocol header names the client; only read with headerGuard off.
-    proxyProtocolFrom: { kind: 'list', item: str(/^[0-9A-Fa-f:.]+(?:\/\d{1,3})?$/) },
+    proxyProtocolFrom: { kind: 'list', item: { kind: 'cidr', bareAddress: true } },
   }),
   database: obj({ url: str(/^(postgres(ql)?:\/\/.*)?$/), embeddedPort: int(1, 65535), maxConnections: int(1, 500) }),
   redis: obj({ url: str(/^(rediss?:\/\/.*)?$/), keyPrefix: str() }),

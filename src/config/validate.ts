@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { parseCidr } from '../net/cidr.js';
 import type { Config, SchemaNode } from './schema.js';
 
 /** Checks `value` against `node`; returns one message per bad path (empty when valid). */
@@ -27,10 +27,9 @@ export function validateAgainst(node: SchemaNode, value: unknown, path = ''): st
       if (node.pattern && !node.pattern.test(value)) return [`${at}: ${JSON.stringify(value)} is not valid`];
       return [];
     case 'cidr': {
-      const m = typeof value === 'string' ? /^([^/]+)\/(\d{1,3})$/.exec(value) : null;
-      const family = m ? isIP(m[1]!) : 0;
-      if (!m || family === 0 || Number(m[2]) > (family === 4 ? 32 : 128)) return [`${at}: ${JSON.stringify(value)} is not a CIDR such as 127.0.0.0/8`];
-      return [];
+      const bareAddress = node.bareAddress === true;
+      if (typeof value === 'string' && parseCidr(value, { bareAddress }) !== null) return [];
+      return [`${at}: ${JSON.stringify(value)} is not ${bareAddress ? 'an IP address or ' : ''}a CIDR such as 127.0.0.0/8`];
     }
     case 'boolean':
       return typeof value === 'boolean' ? [] : [`${at}: must be true or false`];

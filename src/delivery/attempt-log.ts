@@ -1,5 +1,6 @@
 import type { Logger } from '../observability/logger.js';
 import type { AttemptEntry, DeliveryLogInput, DeliveryLogRepo, EventLogInput } from '../storage/delivery-log-repo.js';
+import { backoffDelay } from '../util/backoff.js';
 
 export interface AttemptLogOptions {
   flushMs: number;
@@ -96,7 +97,7 @@ export class AttemptLog {
       this.timer = setTimeout(() => {
         this.timer = null;
         void this.flush();
-      }, this.failures > 0 ? Math.min(5_000, this.options.flushMs * 2 ** this.failures) : this.options.flushMs);
+      }, this.failures > 0 ? backoffDelay(this.failures, { baseMs: this.options.flushMs, maxMs: 5_000 }) : this.options.flushMs);
       this.timer.unref();
     }
   }

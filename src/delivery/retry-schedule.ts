@@ -1,4 +1,5 @@
 import type { RetryPolicy } from '../routing/target-settings.js';
+import { jittered } from '../util/backoff.js';
 
 /** Jitter of contract §7: every delay is drawn from ±20 % of the schedule's value. */
 export const JITTER = 0.2;
@@ -24,7 +25,7 @@ export function nextAttemptAt(
   const schedule = policy.scheduleSeconds;
   if (schedule.length === 0) return null;
   const step = schedule[Math.min(Math.max(attemptsDone, 1), schedule.length) - 1]!;
-  let delay = step * 1000 * (1 - JITTER + 2 * JITTER * random());
+  let delay = jittered(step * 1000, JITTER, random);
   if (retryAfterMs !== null && retryAfterMs > delay) delay = retryAfterMs;
   const due = now + Math.round(delay);
   return due <= firstAttemptAt + policy.horizonSeconds * 1000 ? due : null;

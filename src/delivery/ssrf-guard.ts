@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { ServiceError } from '../errors.js';
+import { embeddedV4, familyOf, NetworkSet } from '../net/cidr.js';
 
 /**
  * Refuses delivery to addresses inside the operator's own network: loopback,
@@ -8,29 +9,20 @@ import { ServiceError } from '../errors.js';
  * reserved ranges, unless the operator's config allows a network. Checked on
  * every resolved address, at save and again at connect (DNS can change).
  */
-const BLOCKED_V4: Array<[string, number]> = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
-  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-];
-const BLOCKED_V6: Array<[string, number]> = [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['100::', 64],
+const BLOCKED = [
+  '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12',
+  '192.0.0.0/24', '192.168.0.0/16', '198.18.0.0/15', '224.0.0.0/4', '240.0.0.0/4',
+  '::/128', '::1/128', 'fc00::/7', 'fe80::/10', 'ff00::/8', '100::/64',
 ];
 
 export class SsrfGuard {
-  private readonly blocked = new BlockList();
-  private readonly allowed = new BlockList();
+  private readonly blocked = NetworkSet.parse(BLOCKED);
+  private readonly allowed: NetworkSet;
   /** Verdicts by address: the networks are fixed at boot, and BlockList.check allocates per call. */
   private readonly verdicts = new Map<string, boolean>();
 
   constructor(allowNetworks: readonly string[]) {
-    for (const [net, prefix] of BLOCKED_V4) this.blocked.addSubnet(net, prefix, 'ipv4');
-    for (const [net, prefix] of BLOCKED_V6) this.blocked.addSubnet(net, prefix, 'ipv6');
-    for (const cidr of allowNetworks) {
-      const [net, prefix] = cidr.split('/') as [string, string];
-      const family = isIP(net) === 6 ? 'ipv6' : 'ipv4';
-      this.allowed.addSubnet(net, Number(prefix), family);
-    }
+    this.allowed = NetworkSet.parse(allowNetworks);
   }
 
   /** True when delivery may connect to this literal address. */
@@ -45,12 +37,10 @@ export class SsrfGuard {
   }
 
   private judge(address: string): boolean {
-    const family = isIP(address);
-    if (family === 0) return false;
-    const embedded = family === 6 ? embeddedV4(address) : null;
-    if (embedded) return this.judge(embedded);
-    const type = family === 4 ? 'ipv4' : 'ipv6';
-    return this.allowed.check(address, type) || !this.blocked.check(address, type);
+    if (familyOf(address) === null) return false;
+    // An IPv6 address that carries an IPv4 host reaches that host: judge it as that host.
+    const host = embeddedV4(address) ?? address;
+    return this.allowed.has(host) || !this.blocked.has(host);
   }
 
   /** Checks a target URL at save time: scheme, and every address its host resolves to. */
@@ -99,41 +89,4 @@ function resolveAll(host: string): Promise<string[]> {
   return new Promise((resolve) => {
     dnsLookup(host, { all: true }, (err, addresses) => resolve(err ? [] : addresses.map((a) => a.address)));
   });
-}
-
-/**
- * The IPv4 address inside an IPv6 address that carries one, however it is
- * spelled: IPv4-mapped (::ffff:0:0/96), IPv4-compatible (::/96), NAT64
- * (64:ff9b::/96) and 6to4 (2002::/16). Such an address reaches the embedded
- * IPv4 host, so it must be judged as that host.
- */
-function embeddedV4(address: string): string | null {
-  const h = expandV6(address);
-  if (!h) return null;
-  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  const zeros = (from: number, to: number) => h.slice(from, to).every((x) => x === 0);
-  if (zeros(0, 5) && (h[5] === 0xffff || h[5] === 0) && !(h[5] === 0 && h[6] === 0)) return v4(h[6]!, h[7]!);
-  if (zeros(0, 4) && h[4] === 0xffff && h[5] === 0) return v4(h[6]!, h[7]!); // IPv4-translated (SIIT)
-  if (h[0] === 0x64 && h[1] === 0xff9b && zeros(2, 6)) return v4(h[6]!, h[7]!);
-  if (h[0] === 0x2002) return v4(h[1]!, h[2]!);
-  return null;
-}
-
-/** The eight 16-bit groups of an IPv6 address (dotted IPv4 tail allowed), or null. */
-function expandV6(address: string): number[] | null {
-  let text = address.toLowerCase().split('%')[0]!;
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
-    text = text.slice(0, dotted.index) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const halves = text.split('::');
-  if (halves.length > 2) return null;
-  const parse = (part: string) => (part === '' ? [] : part.split(':').map((x) => parseInt(x, 16)));
-  const head = parse(halves[0]!);
-  const tail = halves.length === 2 ? parse(halves[1]!) : [];
-  const fill = 8 - head.length - tail.length;
-  if (halves.length === 1 ? head.length !== 8 : fill < 0) return null;
-  const groups = [...head, ...Array<number>(Math.max(0, fill)).fill(0), ...tail];
-  return groups.some((g) => Number.isNaN(g)) ? null : groups;
 }

@@ -1,5 +1,5 @@
 import type { HttpResponse } from 'uWebSockets.js';
-import { IpAllowlist } from '../auth/ip-allowlist.js';
+import { NetworkSet } from '../net/cidr.js';
 
 /**
  * Where a request's client address comes from, which IP allowlists check.
@@ -14,19 +14,19 @@ import { IpAllowlist } from '../auth/ip-allowlist.js';
  *   ignored, so nobody outside that range can pick their own address.
  */
 export class ClientAddressSource {
-  private readonly trusted: IpAllowlist | null;
+  private readonly trusted: NetworkSet | null;
 
   constructor(
     readonly guarded: boolean,
     proxyProtocolFrom: readonly string[] = [],
   ) {
-    this.trusted = !guarded && proxyProtocolFrom.length > 0 ? new IpAllowlist(proxyProtocolFrom) : null;
+    this.trusted = !guarded && proxyProtocolFrom.length > 0 ? NetworkSet.parse(proxyProtocolFrom) : null;
   }
 
   of(res: HttpResponse): string {
     if (this.guarded) return text(res.getProxiedRemoteAddressAsText());
     const peer = text(res.getRemoteAddressAsText());
-    if (this.trusted === null || !this.trusted.allows(peer)) return peer;
+    if (this.trusted === null || !this.trusted.has(peer)) return peer;
     const proxied = text(res.getProxiedRemoteAddressAsText());
     return proxied === '' ? peer : proxied;
   }

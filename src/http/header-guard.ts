@@ -1,5 +1,6 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { isIPv4, isIPv6 } from 'node:net';
+import { addressBytes } from '../net/cidr.js';
 import { UWS_VERBATIM_FIELDS } from './front/canonical-head.js';
 import { FrontConnection, type FrontTimings } from './front/front-connection.js';
 import type { ParserLimits } from './front/request-parser.js';
@@ -41,34 +42,20 @@ export function proxyHeader(address: string, port: number, localAddress: string,
   buf[12] = 0x21; // version 2, PROXY
   buf[13] = v4 ? 0x11 : 0x21; // TCP over IPv4 / IPv6
   buf.writeUInt16BE(size, 14);
+  // The families were checked above; an address that still does not read stays zero.
   if (v4) {
-    address.split('.').forEach((o, i) => (buf[16 + i] = Number(o)));
-    localAddress.split('.').forEach((o, i) => (buf[20 + i] = Number(o)));
+    addressBytes(address)?.copy(buf, 16);
+    addressBytes(localAddress)?.copy(buf, 20);
     buf.writeUInt16BE(port, 24);
     buf.writeUInt16BE(localPort, 26);
   } else {
-    ipv6Bytes(address).copy(buf, 16);
-    ipv6Bytes(isIPv6(localAddress) ? localAddress : `::ffff:${localAddress}`).copy(buf, 32);
+    addressBytes(address)?.copy(buf, 16);
+    // An IPv4 local address beside an IPv6 client goes as its IPv4-mapped form.
+    addressBytes(isIPv6(localAddress) ? localAddress : `::ffff:${localAddress}`)?.copy(buf, 32);
     buf.writeUInt16BE(port, 48);
     buf.writeUInt16BE(localPort, 50);
   }
   return buf;
-}
-
-function ipv6Bytes(address: string): Buffer {
-  const out = Buffer.alloc(16);
-  let text = address;
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted[1]!.split('.').map(Number) as [number, number, number, number];
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.includes('::') ? text.split('::') : [text, ''];
-  const h = head ? head.split(':') : [];
-  const t = tail ? tail.split(':') : [];
-  const groups = [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
-  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16) || 0, i * 2));
-  return out;
 }
 
 export interface HeaderGuardOptions {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CacheStore } from '../cache/cache-store.js';
 import { ServiceError } from '../errors.js';
+import { backoffDelay } from '../util/backoff.js';
 
 /**
  * Idempotency-Key deduplication across every ingress node (reference §6, §8).
@@ -31,6 +32,8 @@ export interface IdempotencyOptions {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A duplicate polls for the first request's outcome: soon at first, then every 100 ms. */
+const WAIT_BACKOFF = { baseMs: 5, maxMs: 100 };
 
 export class IdempotencyGate {
   constructor(
@@ -47,7 +50,7 @@ export class IdempotencyGate {
     const cacheKey = `idem:${scope}:${createHash('sha256').update(key).digest('base64url')}`;
     const pending = `p:${eventId}`;
     const deadline = Date.now() + this.options.waitMs;
-    let pause = 5;
+    let waits = 0;
     for (;;) {
       const taken = await this.call(() => this.cache.setIfAbsent(cacheKey, pending, this.options.pendingTtlMs));
       if (taken) {
@@ -71,8 +74,7 @@ export class IdempotencyGate {
       if (Date.now() >= deadline) {
         throw new ServiceError('conflict', 'A request with this Idempotency-Key is still being processed; retry later.');
       }
-      await sleep(pause);
-      pause = Math.min(pause * 2, 100);
+      await sleep(backoffDelay(waits++, WAIT_BACKOFF));
     }
   }
 

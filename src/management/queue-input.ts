@@ -1,4 +1,4 @@
-import { parseCidr } from '../auth/ip-allowlist.js';
+import { parseAllowlistEntry } from '../auth/ip-allowlist.js';
 import {
   AUTH_MODES,
   INGRESS_STATES,
@@ -51,7 +51,7 @@ export function readQueueSettings(body: Record<string, unknown>): Partial<QueueS
   }
   const allowlist = r.stringList('ipAllowlist', { max: 100 });
   if (allowlist) {
-    const bad = allowlist.filter((entry) => parseCidr(entry) === null);
+    const bad = allowlist.filter((entry) => parseAllowlistEntry(entry) === null);
     if (bad.length > 0) r.problem('ipAllowlist', `${bad.map((b) => JSON.stringify(b)).join(', ')} is not an IP address or CIDR such as 203.0.113.0/24`);
     else out.ipAllowlist = allowlist.map((entry) => entry.trim());
   }

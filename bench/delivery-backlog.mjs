@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { compatibilityPartitioner, ProduceAcks, Producer, stringSerializers } from '@platformatic/kafka';
 import { stopAll, stopChild } from './lib/children.mjs';
 import { freePort } from './lib/ports.mjs';
 import { createBenchDatabase, dropBenchDatabase } from './lib/bench-db.mjs';
@@ -100,8 +100,11 @@ async function main() {
   await sql.end();
 
   say(`appending ${EVENTS} events`);
-  const producer = new Kafka({ clientId: 'sg-backlog', brokers, logLevel: logLevel.NOTHING }).producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await producer.connect();
+  // Keys placed as Java's client (and streamgate's writer) place them: murmur2 & 0x7fffffff mod partitions.
+  const producer = new Producer({
+    clientId: 'sg-backlog', bootstrapBrokers: brokers, autocreateTopics: false, partitioner: compatibilityPartitioner,
+    serializers: { key: stringSerializers.key },
+  });
   const body = Buffer.from(`{"pad":"${'x'.repeat(Math.max(0, BODY - 10))}"}`);
   for (let i = 0; i < EVENTS; i += 5000) {
     const messages = [];
@@ -112,11 +115,11 @@ async function main() {
         queueName: 'backlog', receivedAt: Date.now(), contentType: 'application/json', idempotencyKey: null, eventType: null,
         groupKey: null, partitionKey: key, path: null, body,
       };
-      messages.push({ key, value: encodeEvent(record) });
+      messages.push({ topic, key, value: encodeEvent(record) });
     }
-    await producer.send({ topic, acks: -1, messages });
+    await producer.send({ acks: ProduceAcks.ALL, messages });
   }
-  await producer.disconnect();
+  await producer.close();
   const total = await admin.countEvents(topic);
   say(`${total} events in ${topic}; receiver delay ${DELAY} ms`);
 

@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { AuthenticationError, type SASLOptions } from '@platformatic/kafka';
 import { ConfigError } from '../config/load-config.js';
 import { KafkaTokenProviderError } from './kafka-failure.js';
+import { guardLateConnectionErrors } from './kafka-late-errors.js';
 import type { Config } from '../config/schema.js';
 
 /**
@@ -36,7 +37,11 @@ export async function kafkaSecurityOptions(settings: SecuritySettings): Promise<
     const serverName = sniName(settings);
     if (serverName !== undefined) out.tlsServerName = serverName;
   }
-  if (settings.sasl.mechanism !== '') out.sasl = await saslOptions(settings.sasl);
+  if (settings.sasl.mechanism !== '') {
+    out.sasl = await saslOptions(settings.sasl);
+    // SASL is where the library can emit an error nobody listens to (see the file).
+    guardLateConnectionErrors();
+  }
   return out;
 }
 

@@ -6,8 +6,8 @@ export type { Logger };
  * The process logger. Credentials never reach it: the redact paths cover the
  * headers and fields that carry secrets, in case a caller logs a request.
  */
-export function createLogger(level: string, name = 'streamgate'): Logger {
-  return pino({
+export function createLogger(level: string, name = 'streamgate', destination?: pino.DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     name,
     level,
     redact: {
@@ -20,5 +20,7 @@ export function createLogger(level: string, name = 'streamgate'): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  // A destination only in tests, which read what would have been written.
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -8,6 +8,7 @@ import { openDatabase } from './node-backends.js';
 import { migrate } from './storage/migrate.js';
 import { bootstrap } from './management/bootstrap.js';
 import { startNode } from './node.js';
+import { KafkaUnavailableError } from './log/kafka-failure.js';
 import { firstRunMessage } from './management/first-run.js';
 import { applyDeploy } from './deploy/apply-deploy.js';
 import { DeployFileError, readDeployFile } from './deploy/deploy-file.js';
@@ -174,6 +175,11 @@ main(process.argv.slice(2)).then(
     if (err instanceof ConfigError || (err instanceof TypeError && (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))) {
       process.stderr.write(`streamgate: ${(err as Error).message}\n`);
       process.exit(2);
+    }
+    // Kafka unreachable at boot: the message already names the broker and the cause.
+    if (err instanceof KafkaUnavailableError) {
+      process.stderr.write(`streamgate: ${err.message}\n`);
+      process.exit(1);
     }
     process.stderr.write(`streamgate: ${(err as Error).stack ?? String(err)}\n`);
     process.exit(1);

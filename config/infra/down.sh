@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stops the Kafka broker started by config/infra/up.sh (SIGTERM, then waits
 # for a clean shutdown; SIGKILL only after STREAMGATE_KAFKA_STOP_WAIT seconds,
-# default 60). PostgreSQL and Redis are left running.
+# default 60). PostgreSQL and Redis are left running. Takes the same
+# STREAMGATE_KAFKA_* environment as up.sh (a private broker's run dir).
 #
 #   config/infra/down.sh          stop Kafka, keep its data (topics, offsets)
 #   config/infra/down.sh --wipe   stop Kafka and delete its data dir; the next
@@ -20,8 +21,8 @@ for arg in "$@"; do
   esac
 done
 
-if [[ ! -d "$KAFKA_HOME" ]]; then
-  log "Nothing to do: $KAFKA_HOME does not exist"
+if [[ ! -d "$KAFKA_RUN" ]]; then
+  log "Nothing to do: $KAFKA_RUN does not exist"
   exit 0
 fi
 
@@ -36,21 +37,7 @@ if [[ -z "$pid" ]]; then
 fi
 
 if [[ -n "$pid" ]]; then
-  log "Stopping Kafka broker (pid $pid)..."
-  kill -TERM "$pid" 2>/dev/null || true
-  limit="${STREAMGATE_KAFKA_STOP_WAIT:-60}"
-  deadline=$((SECONDS + limit))
-  # kafka_pid also treats a zombie (empty cmdline) as gone.
-  while kafka_pid >/dev/null; do
-    if (( SECONDS >= deadline )); then
-      warn "broker did not stop within ${limit}s; sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      sleep 1
-      break
-    fi
-    sleep 0.3
-  done
-  log "Kafka broker stopped"
+  stop_kafka "$pid"
 else
   log "No Kafka broker started by up.sh is running"
   if kafka_answers; then
@@ -61,5 +48,5 @@ rm -f "$KAFKA_PID_FILE"
 
 if (( wipe )); then
   log "Wiping Kafka data in $KAFKA_DATA"
-  rm -rf "$KAFKA_DATA" "$KAFKA_CLUSTER_ID_FILE"
+  rm -rf "$KAFKA_DATA" "$KAFKA_CLUSTER_ID_FILE" "$KAFKA_SCRAM_MARKER"
 fi

@@ -9,21 +9,37 @@ KAFKA_CONF_DIR="$REPO_ROOT/config/kafka"
 
 KAFKA_VERSION="${STREAMGATE_KAFKA_VERSION:-3.9.2}"
 KAFKA_HOST=127.0.0.1
-KAFKA_PORT=9092
-KAFKA_CONTROLLER_PORT=9093
+# Ports and the run dir can be moved by env so a second, private broker can
+# run beside the shared one (e.g. to try a change to these scripts).
+KAFKA_PORT="${STREAMGATE_KAFKA_PORT:-9092}"
+KAFKA_SSL_PORT="${STREAMGATE_KAFKA_SSL_PORT:-9093}"
+KAFKA_CONTROLLER_PORT="${STREAMGATE_KAFKA_CONTROLLER_PORT:-9094}"
 KAFKA_BOOTSTRAP="$KAFKA_HOST:$KAFKA_PORT"
+KAFKA_SSL_BOOTSTRAP="$KAFKA_HOST:$KAFKA_SSL_PORT"
 
 CACHE_ROOT="${STREAMGATE_CACHE:-$HOME/.cache/streamgate}"
 KAFKA_HOME="$CACHE_ROOT/kafka-$KAFKA_VERSION"
 KAFKA_LIBS="$KAFKA_HOME/libs"
 KAFKA_LIBS_MARKER="$KAFKA_LIBS/.complete"
-KAFKA_DATA="$KAFKA_HOME/data"
-KAFKA_LOGS="$KAFKA_HOME/logs"
-KAFKA_PROPS="$KAFKA_HOME/server.properties"
-KAFKA_CLUSTER_ID_FILE="$KAFKA_HOME/cluster-id"
-KAFKA_PID_FILE="$KAFKA_HOME/kafka.pid"
+# Everything of one broker instance (config, data, logs, pid); the jars above
+# are shared by every instance of the version.
+KAFKA_RUN="${STREAMGATE_KAFKA_RUN_DIR:-$KAFKA_HOME}"
+KAFKA_DATA="$KAFKA_RUN/data"
+KAFKA_LOGS="$KAFKA_RUN/logs"
+KAFKA_PROPS="$KAFKA_RUN/server.properties"
+KAFKA_CLUSTER_ID_FILE="$KAFKA_RUN/cluster-id"
+KAFKA_PID_FILE="$KAFKA_RUN/kafka.pid"
 KAFKA_OUT="$KAFKA_LOGS/kafka.out"
-KAFKA_LOCK="$KAFKA_HOME/.lock"
+KAFKA_LOCK="$KAFKA_RUN/.lock"
+# Records which SCRAM users the metadata of which cluster id already holds.
+KAFKA_SCRAM_MARKER="$KAFKA_RUN/scram-users"
+
+# The SASL_SSL listener's test PKI (config/infra/kafka-tls.sh), made once.
+KAFKA_TLS_DIR="${STREAMGATE_KAFKA_TLS_DIR:-$CACHE_ROOT/kafka-tls}"
+# Fixed test credentials: the broker is local and its CA throwaway.
+KAFKA_SASL_USER=streamgate
+KAFKA_SASL_PASSWORD=streamgate-test-secret
+KAFKA_STORE_PASSWORD=streamgate-test-store
 
 JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
 
@@ -65,4 +81,26 @@ kafka_pid() {
   cmdline="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || return 1
   [[ "$cmdline" == *"kafka.Kafka $KAFKA_PROPS"* ]] || return 1
   printf '%s\n' "$pid"
+}
+
+# stop_kafka PID: SIGTERM, then waits for a clean shutdown; SIGKILL only after
+# STREAMGATE_KAFKA_STOP_WAIT seconds (default 60). Caller holds the lock.
+stop_kafka() {
+  local pid="$1"
+  log "Stopping Kafka broker (pid $pid)..."
+  kill -TERM "$pid" 2>/dev/null || true
+  local limit="${STREAMGATE_KAFKA_STOP_WAIT:-60}"
+  local deadline=$((SECONDS + limit))
+  # kafka_pid also treats a zombie (empty cmdline) as gone.
+  while kafka_pid >/dev/null; do
+    if (( SECONDS >= deadline )); then
+      warn "broker did not stop within ${limit}s; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      sleep 1
+      break
+    fi
+    sleep 0.3
+  done
+  rm -f "$KAFKA_PID_FILE"
+  log "Kafka broker stopped"
 }

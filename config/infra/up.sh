@@ -2,9 +2,15 @@
 # Brings up streamgate's local infrastructure, idempotently:
 #   - PostgreSQL on 127.0.0.1:5432 (+ database "streamgate")
 #   - Redis on 127.0.0.1:6379
-#   - Apache Kafka (single-node KRaft broker+controller) on 127.0.0.1:9092,
-#     controller on 127.0.0.1:9093, run from jars fetched with Maven into
-#     ${STREAMGATE_CACHE:-$HOME/.cache/streamgate}/kafka-<ver>/
+#   - Apache Kafka (single-node KRaft broker+controller) on 127.0.0.1:9092
+#     (PLAINTEXT), 127.0.0.1:9093 (SASL_SSL: a local test CA, SCRAM-SHA-256/512,
+#     PLAIN and unsecured OAUTHBEARER for user "streamgate"), controller on
+#     127.0.0.1:9094, run from jars fetched with Maven into
+#     ${STREAMGATE_CACHE:-$HOME/.cache/streamgate}/kafka-<ver>/; the test CA
+#     and certificates are made once in .../kafka-tls/ (config/infra/kafka-tls.sh)
+#   - A broker this script started before the SASL_SSL listener existed is
+#     restarted once with the new config (its data is kept; the SCRAM users are
+#     added over PLAINTEXT).
 # A second run when everything is already up takes well under a second
 # (no JVM and no Maven are started then).
 #
@@ -13,6 +19,12 @@
 #   STREAMGATE_KAFKA_VERSION  Kafka version from Maven Central (default 3.9.2)
 #   STREAMGATE_KAFKA_WAIT     seconds to wait for the broker (default 90)
 #   STREAMGATE_KAFKA_HEAP     max heap of the broker (default 1g)
+#   STREAMGATE_KAFKA_PORT, STREAMGATE_KAFKA_SSL_PORT, STREAMGATE_KAFKA_CONTROLLER_PORT
+#                             listener ports (default 9092, 9093, 9094)
+#   STREAMGATE_KAFKA_RUN_DIR  config, data, logs and pid of the broker
+#                             (default: the cache's kafka-<ver>/)
+#   STREAMGATE_KAFKA_TLS_DIR  the test CA and certificates (default: <cache>/kafka-tls)
+#   (the last four let a second, private broker run beside the shared one)
 #   STREAMGATE_DB_NAME        database to create (default streamgate)
 #   STREAMGATE_INSTALL_KCAT   1: try to install kcat (apt) even when not root;
 #                             0: never try. Unset: try once if root and missing.
@@ -123,10 +135,22 @@ fetch_kafka_jars() {
   log "Kafka jars ready ($(find "$KAFKA_LIBS" -name '*.jar' | wc -l) jars, $(elapsed)s)"
 }
 
-# server.properties = config/kafka/server.properties + the dynamic log.dirs.
+# server.properties = config/kafka/server.properties with its @NAME@
+# placeholders filled in + the dynamic log.dirs.
 render_kafka_props() {
-  cat "$KAFKA_CONF_DIR/server.properties"
+  local -a subst=(
+    -e "s|@PORT@|$KAFKA_PORT|g" -e "s|@SSL_PORT@|$KAFKA_SSL_PORT|g"
+    -e "s|@CONTROLLER_PORT@|$KAFKA_CONTROLLER_PORT|g" -e "s|@TLS_DIR@|$KAFKA_TLS_DIR|g"
+    -e "s|@STORE_PASSWORD@|$KAFKA_STORE_PASSWORD|g" -e "s|@SASL_USER@|$KAFKA_SASL_USER|g"
+    -e "s|@SASL_PASSWORD@|$KAFKA_SASL_PASSWORD|g"
+  )
+  sed "${subst[@]}" "$KAFKA_CONF_DIR/server.properties"
   printf '\n# ---- added by config/infra/up.sh ----\nlog.dirs=%s\n' "$KAFKA_DATA"
+}
+
+# Was the running broker's config written before the SASL_SSL listener?
+props_lack_sasl_ssl() {
+  [[ -f "$KAFKA_PROPS" ]] && ! grep -q '^listeners=.*SASL_SSL://' "$KAFKA_PROPS"
 }
 
 write_kafka_config() {
@@ -134,8 +158,8 @@ write_kafka_config() {
   render_kafka_props >"$KAFKA_PROPS.tmp" && mv "$KAFKA_PROPS.tmp" "$KAFKA_PROPS"
   # The broker reads its log4j config from the cache, so a running broker
   # does not depend on this work tree still existing.
-  cp "$KAFKA_CONF_DIR/log4j.properties" "$KAFKA_HOME/log4j.properties.tmp"
-  mv "$KAFKA_HOME/log4j.properties.tmp" "$KAFKA_HOME/log4j.properties"
+  cp "$KAFKA_CONF_DIR/log4j.properties" "$KAFKA_RUN/log4j.properties.tmp"
+  mv "$KAFKA_RUN/log4j.properties.tmp" "$KAFKA_RUN/log4j.properties"
 }
 
 format_kafka_storage() {
@@ -149,9 +173,43 @@ format_kafka_storage() {
     printf '%s\n' "$cid" >"$KAFKA_CLUSTER_ID_FILE"
   fi
   log "Formatting KRaft storage in $KAFKA_DATA (cluster id $cid)..."
+  # The SCRAM users go into the first metadata records, so a new broker
+  # accepts them from its first start.
   kafka_java kafka.tools.StorageTool format -t "$cid" -c "$KAFKA_PROPS" --ignore-formatted \
+    --add-scram "SCRAM-SHA-256=[name=$KAFKA_SASL_USER,password=$KAFKA_SASL_PASSWORD]" \
+    --add-scram "SCRAM-SHA-512=[name=$KAFKA_SASL_USER,password=$KAFKA_SASL_PASSWORD]" \
     >"$KAFKA_LOGS/format.log" 2>&1 || { cat "$KAFKA_LOGS/format.log" >&2; die "kafka-storage format failed"; }
+  scram_marker_want >"$KAFKA_SCRAM_MARKER"
   log "KRaft storage formatted ($(elapsed)s)"
+}
+
+# What $KAFKA_SCRAM_MARKER holds once the users exist: the cluster id (a wiped
+# and re-formatted data dir has another) and a digest of the credentials.
+scram_marker_want() {
+  local cid
+  cid="$(sed -n 's/^cluster\.id=//p' "$KAFKA_DATA/meta.properties" 2>/dev/null)"
+  printf '%s %s\n' "$cid" "$(printf '%s:%s' "$KAFKA_SASL_USER" "$KAFKA_SASL_PASSWORD" | sha256sum | cut -c1-16)"
+}
+
+# Storage formatted before the SASL_SSL listener has no SCRAM users: add them
+# through the running broker (PLAINTEXT listener). Runs a JVM only when the
+# marker says the users are missing, so reruns stay fast.
+ensure_scram_users() {
+  local want
+  want="$(scram_marker_want)"
+  [[ -f "$KAFKA_SCRAM_MARKER" && "$(cat "$KAFKA_SCRAM_MARKER")" == "$want" ]] && return 0
+  log "Adding SCRAM-SHA-256/512 user $KAFKA_SASL_USER through $KAFKA_BOOTSTRAP..."
+  # One mechanism per call: the broker refuses two changes to one user's
+  # credentials in a single request (DuplicateResourceException).
+  local mech
+  : >"$KAFKA_LOGS/scram.log"
+  for mech in "SCRAM-SHA-256=[iterations=8192,password=$KAFKA_SASL_PASSWORD]" "SCRAM-SHA-512=[password=$KAFKA_SASL_PASSWORD]"; do
+    kafka_java kafka.admin.ConfigCommand --bootstrap-server "$KAFKA_BOOTSTRAP" --alter --add-config "$mech" \
+      --entity-type users --entity-name "$KAFKA_SASL_USER" >>"$KAFKA_LOGS/scram.log" 2>&1 \
+      || { cat "$KAFKA_LOGS/scram.log" >&2; die "kafka-configs could not add the ${mech%%=*} user"; }
+  done
+  printf '%s\n' "$want" >"$KAFKA_SCRAM_MARKER"
+  log "SCRAM user $KAFKA_SASL_USER added ($(elapsed)s)"
 }
 
 # kafka_failed OFFSET MESSAGE: prints what the broker logged since byte
@@ -186,7 +244,7 @@ wait_for_kafka() {
     # (process substitution, not a pipe: grep -q exiting early would make
     # tail die of SIGPIPE and, under pipefail, the test fail)
     if grep -q 'Kafka Server started' < <(tail -c "+$((offset + 1))" "$KAFKA_LOGS/server.log" 2>/dev/null) \
-        && kafka_answers; then
+        && kafka_answers && port_open "$KAFKA_HOST" "$KAFKA_SSL_PORT"; then
       return 0
     fi
     if (( SECONDS >= deadline )); then
@@ -209,26 +267,26 @@ start_kafka() {
   # setsid+nohup: own session, survives this script and its terminal.
   # 9>&- : do not let the broker inherit (and hold) up.sh's lock fd.
   (
-    cd "$KAFKA_HOME"
+    cd "$KAFKA_RUN"
     exec nohup setsid "$JAVA" \
       -Xms256m -Xmx"${STREAMGATE_KAFKA_HEAP:-1g}" \
       -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 \
       -XX:+ExplicitGCInvokesConcurrent -XX:+ExitOnOutOfMemoryError \
       -Djava.awt.headless=true \
       -Dkafka.logs.dir="$KAFKA_LOGS" \
-      -Dlog4j.configuration="file:$KAFKA_HOME/log4j.properties" \
+      -Dlog4j.configuration="file:$KAFKA_RUN/log4j.properties" \
       -cp "$KAFKA_LIBS/*" \
       kafka.Kafka "$KAFKA_PROPS"
   ) </dev/null >>"$KAFKA_OUT" 2>&1 9>&- &
   local pid=$!
   printf '%s\n' "$pid" >"$KAFKA_PID_FILE"
-  printf '%s\n' "$offset" >"$KAFKA_HOME/kafka.log-offset"
+  printf '%s\n' "$offset" >"$KAFKA_RUN/kafka.log-offset"
   wait_for_kafka "$pid" "$offset"
-  log "Kafka is ready on $KAFKA_BOOTSTRAP (pid $pid, $(elapsed)s)"
+  log "Kafka is ready on $KAFKA_BOOTSTRAP and $KAFKA_SSL_BOOTSTRAP (SASL_SSL) (pid $pid, $(elapsed)s)"
 }
 
 ensure_kafka() {
-  mkdir -p "$KAFKA_HOME"
+  mkdir -p "$KAFKA_HOME" "$KAFKA_RUN"
   # Serialise concurrent up.sh/down.sh runs on the Kafka part.
   exec 9>"$KAFKA_LOCK"
   flock -w 180 9 || die "could not lock $KAFKA_LOCK (another up.sh/down.sh stuck?)"
@@ -237,24 +295,35 @@ ensure_kafka() {
   pid="$(kafka_pid)" || pid=""
 
   if kafka_answers; then
-    if [[ -n "$pid" ]]; then
+    if [[ -z "$pid" ]]; then
+      log "Something already answers Kafka on $KAFKA_BOOTSTRAP (not started by up.sh, e.g. docker compose); using it"
+      exec 9>&-
+      return 0
+    fi
+    if props_lack_sasl_ssl; then
+      # Started before the SASL_SSL listener existed: a listener can only be
+      # added by a restart. Data and topics stay; clients reconnect.
+      log "The running broker has no SASL_SSL listener (older config): restarting it with the new one"
+      stop_kafka "$pid"
+      pid=""
+    else
       if [[ -f "$KAFKA_PROPS" ]] && ! render_kafka_props | cmp -s - "$KAFKA_PROPS"; then
         warn "config/kafka/server.properties changed since the broker started;" \
              "run config/infra/down.sh && config/infra/up.sh to apply it"
       fi
-    else
-      log "Something already answers Kafka on $KAFKA_BOOTSTRAP (not started by up.sh, e.g. docker compose); using it"
+      ensure_scram_users
+      exec 9>&-
+      return 0
     fi
-    exec 9>&-
-    return 0
   fi
 
   if [[ -n "$pid" ]]; then
     # Our broker is running but not answering yet (starting, e.g. a
     # concurrent run started it): wait for it instead of starting another.
     log "Kafka broker (pid $pid) is running but not ready yet; waiting..."
-    wait_for_kafka "$pid" "$(cat "$KAFKA_HOME/kafka.log-offset" 2>/dev/null || echo 0)"
+    wait_for_kafka "$pid" "$(cat "$KAFKA_RUN/kafka.log-offset" 2>/dev/null || echo 0)"
     log "Kafka is ready on $KAFKA_BOOTSTRAP (pid $pid, $(elapsed)s)"
+    ensure_scram_users
     exec 9>&-
     return 0
   fi
@@ -262,14 +331,19 @@ ensure_kafka() {
   if port_open "$KAFKA_HOST" "$KAFKA_PORT"; then
     die "port $KAFKA_BOOTSTRAP is taken by something that does not speak Kafka"
   fi
+  if port_open "$KAFKA_HOST" "$KAFKA_SSL_PORT"; then
+    die "SASL_SSL port $KAFKA_SSL_BOOTSTRAP is already in use"
+  fi
   if port_open "$KAFKA_HOST" "$KAFKA_CONTROLLER_PORT"; then
     die "controller port $KAFKA_HOST:$KAFKA_CONTROLLER_PORT is already in use"
   fi
 
   fetch_kafka_jars
+  bash "$INFRA_DIR/kafka-tls.sh"
   write_kafka_config
   format_kafka_storage
   start_kafka
+  ensure_scram_users
   exec 9>&-
 }
 
@@ -314,6 +388,13 @@ main() {
   install_kcat_best_effort || true
   log "All up ($(elapsed)s): DATABASE_URL=postgres://$PG_USER@$PG_HOST:5432/$DB_NAME" \
       "REDIS_URL=redis://$REDIS_HOST:$REDIS_PORT KAFKA_BROKERS=$KAFKA_BOOTSTRAP"
+  # Only when the broker is ours: one started elsewhere has no such listener.
+  if [[ -f "$KAFKA_TLS_DIR/ca.pem" ]] && port_open "$KAFKA_HOST" "$KAFKA_SSL_PORT"; then
+    log "Kafka SASL_SSL (test CA: $KAFKA_TLS_DIR/ca.pem): KAFKA_SSL_BROKERS=$KAFKA_SSL_BOOTSTRAP" \
+        "KAFKA_SSL=true KAFKA_SSL_CA_FILE=$KAFKA_TLS_DIR/ca.pem KAFKA_SASL_MECHANISM=SCRAM-SHA-256" \
+        "KAFKA_SASL_USERNAME=$KAFKA_SASL_USER KAFKA_SASL_PASSWORD=$KAFKA_SASL_PASSWORD" \
+        "(client certificate: $KAFKA_TLS_DIR/client.pem, client.key)"
+  fi
 }
 
 main "$@"

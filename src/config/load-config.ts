@@ -69,6 +69,24 @@ function fromEnv(env: Env): Plain {
   if (env.STREAMGATE_DATA_DIR) set('dataDir', env.STREAMGATE_DATA_DIR);
   if (env.STREAMGATE_KAFKA_TOPIC) set('kafka.topic', env.STREAMGATE_KAFKA_TOPIC);
   if (env.STREAMGATE_KAFKA_GROUP) set('kafka.groupId', env.STREAMGATE_KAFKA_GROUP);
+  // Kafka TLS and SASL. An empty variable clears the setting (so a deployment
+  // can switch off what a config file turned on); KAFKA_SSL takes true/false.
+  const flag = (v: string) => (v.trim() === 'true' ? true : v.trim() === 'false' ? false : v);
+  if (env.KAFKA_SSL !== undefined && env.KAFKA_SSL !== '') set('kafka.ssl.enabled', flag(env.KAFKA_SSL));
+  const kafkaText: Array<[string, string]> = [
+    ['KAFKA_SSL_CA_FILE', 'kafka.ssl.caFile'],
+    ['KAFKA_SSL_CERT_FILE', 'kafka.ssl.certFile'],
+    ['KAFKA_SSL_KEY_FILE', 'kafka.ssl.keyFile'],
+    ['KAFKA_SSL_SERVER_NAME', 'kafka.ssl.serverName'],
+    ['KAFKA_SASL_MECHANISM', 'kafka.sasl.mechanism'],
+    ['KAFKA_SASL_USERNAME', 'kafka.sasl.username'],
+    ['KAFKA_SASL_PASSWORD', 'kafka.sasl.password'],
+    ['KAFKA_SASL_TOKEN_PROVIDER', 'kafka.sasl.tokenProvider'],
+  ];
+  for (const [name, path] of kafkaText) {
+    const value = env[name];
+    if (value !== undefined) set(path, name === 'KAFKA_SASL_MECHANISM' ? value.trim().toUpperCase() : value);
+  }
   return out;
 }
 

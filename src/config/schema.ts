@@ -5,6 +5,9 @@
  */
 
 export type Role = 'ingress' | 'delivery' | 'management';
+/** SASL mechanisms streamgate configures ('' = no SASL). */
+export type KafkaSaslMechanism = '' | 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512' | 'OAUTHBEARER';
+export const KAFKA_SASL_MECHANISMS: readonly KafkaSaslMechanism[] = ['', 'PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'];
 export const ROLES: readonly Role[] = ['ingress', 'delivery', 'management'];
 
 export interface Config {
@@ -39,6 +42,8 @@ export interface Config {
       connectTimeoutMs: number;
       maxBatchBytes: number;
     };
+    ssl: { enabled: boolean; caFile: string; certFile: string; keyFile: string; serverName: string; rejectUnauthorized: boolean };
+    sasl: { mechanism: KafkaSaslMechanism; username: string; password: string; tokenProvider: string };
   };
   embeddedLog: { partitions: number; retentionHours: number; batchSize: number; pollMs: number };
   ingress: {
@@ -139,6 +144,22 @@ export const schema: SchemaNode = obj({
       connectTimeoutMs: int(100, 60_000),
       // The broker refuses a batch over its message.max.bytes (1 MiB by default).
       maxBatchBytes: int(1024, 64 * 1024 * 1024),
+    }),
+    // Files are read (and the token provider imported) when Kafka connects; crossCheck names missing pairs.
+    ssl: obj({
+      enabled: { kind: 'boolean' },
+      caFile: str(),
+      certFile: str(),
+      keyFile: str(),
+      serverName: str(/^[^\s]*$/),
+      rejectUnauthorized: { kind: 'boolean' },
+    }),
+    sasl: obj({
+      mechanism: { kind: 'enum', values: KAFKA_SASL_MECHANISMS },
+      username: str(),
+      // No pattern: a pattern's message quotes the value, and this one is a secret.
+      password: str(),
+      tokenProvider: str(),
     }),
   }),
   embeddedLog: obj({ partitions: int(1, 1024), retentionHours: int(1, 100_000), batchSize: int(1, 100_000), pollMs: int(1, 10_000) }),

@@ -36,7 +36,7 @@ export function validateAgainst(node: SchemaNode, value: unknown, path = ''): st
     case 'enum':
       return typeof value === 'string' && node.values.includes(value)
         ? []
-        : [`${at}: must be one of ${node.values.join(', ')}`];
+        : [`${at}: must be one of ${node.values.map((v) => (v === '' ? '""' : v)).join(', ')}`];
     case 'list': {
       if (!Array.isArray(value)) return [`${at}: must be a list`];
       if (node.minItems !== undefined && value.length < node.minItems) return [`${at}: needs at least ${node.minItems} item(s)`];
@@ -64,6 +64,37 @@ export function crossCheck(config: Config): string[] {
     problems.push(
       `ingress.idempotencyPendingTtlMs: must exceed the longest Kafka append, kafka.producer.retryMs + kafka.producer.requestTimeoutMs = ${longestAppend} ms`,
     );
+  }
+  problems.push(...kafkaSecurityProblems(config.kafka));
+  return problems;
+}
+
+/** TLS and SASL settings that only make sense together (the env name is given where there is one). */
+function kafkaSecurityProblems({ ssl, sasl }: Config['kafka']): string[] {
+  const problems: string[] = [];
+  // Files for a TLS that is off would be silently ignored and the connection
+  // left in clear text: refuse rather than guess which of the two was meant.
+  if (!ssl.enabled) {
+    for (const key of ['caFile', 'certFile', 'keyFile', 'serverName'] as const) {
+      if (ssl[key] !== '') problems.push(`kafka.ssl.${key}: set, but kafka.ssl.enabled is false (env KAFKA_SSL=true turns TLS on)`);
+    }
+  }
+  if ((ssl.certFile === '') !== (ssl.keyFile === '')) {
+    const missing = ssl.certFile === '' ? 'certFile (env KAFKA_SSL_CERT_FILE)' : 'keyFile (env KAFKA_SSL_KEY_FILE)';
+    problems.push(`kafka.ssl.${missing}: a client certificate needs both kafka.ssl.certFile and kafka.ssl.keyFile`);
+  }
+  const { mechanism } = sasl;
+  if (mechanism === 'OAUTHBEARER') {
+    if (sasl.tokenProvider === '') problems.push('kafka.sasl.tokenProvider: OAUTHBEARER needs a token provider module (env KAFKA_SASL_TOKEN_PROVIDER)');
+  } else if (mechanism !== '') {
+    if (sasl.username === '') problems.push(`kafka.sasl.username: ${mechanism} needs a username (env KAFKA_SASL_USERNAME)`);
+    if (sasl.password === '') problems.push(`kafka.sasl.password: ${mechanism} needs a password (env KAFKA_SASL_PASSWORD)`);
+  }
+  if (mechanism !== 'OAUTHBEARER' && sasl.tokenProvider !== '') {
+    problems.push('kafka.sasl.tokenProvider: only used with kafka.sasl.mechanism OAUTHBEARER');
+  }
+  if (mechanism === '' && (sasl.username !== '' || sasl.password !== '')) {
+    problems.push('kafka.sasl.mechanism: a username or password is set but no mechanism (env KAFKA_SASL_MECHANISM: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)');
   }
   return problems;
 }

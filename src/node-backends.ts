@@ -1,18 +1,17 @@
 import { connect } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Kafka } from 'kafkajs';
 import type { Config } from './config/schema.js';
 import type { Logger } from './observability/logger.js';
 import type { CacheStore } from './cache/cache-store.js';
 import { MemoryCacheStore } from './cache/memory-cache-store.js';
 import { RedisCacheStore } from './cache/redis-cache-store.js';
 import type { EventLogReader, EventLogWriter, FoundRecord } from './log/event-log.js';
-import { createKafka, ensureTopic } from './log/kafka-client.js';
+import { ensureTopic } from './log/kafka-topic.js';
+import { explainKafkaFailure, kafkaSecurityOptions, KafkaUnavailableError } from './log/kafka-security.js';
 import { KafkaWriter } from './log/kafka-writer.js';
 import { KafkaReader } from './log/kafka-reader.js';
-import { fetchRecordAt } from './log/kafka-fetch.js';
-import { findRecordSince } from './log/kafka-find.js';
+import { KafkaLookup } from './log/kafka-lookup.js';
 import { findEmbeddedSince } from './log/embedded-find.js';
 import { embeddedStore } from './log/embedded-store.js';
 import { EmbeddedWriter } from './log/embedded-writer.js';
@@ -23,7 +22,7 @@ import { startEmbeddedPostgres } from './storage/embedded-postgres.js';
 export interface EventLogBackend {
   kind: 'kafka' | 'embedded';
   openWriter(): Promise<EventLogWriter>;
-  openReader(partitionsConcurrently: number, log: Logger): EventLogReader;
+  openReader(log: Logger): EventLogReader;
   /**
    * The record bytes at one offset, for redelivering an event whose delivery
    * is long over (the log holds the only copy of its body); null once
@@ -33,11 +32,11 @@ export interface EventLogBackend {
   /**
    * The first record that `match`es among those written from `sinceMs` to
    * `sinceMs + windowMs` (any partition), or null: for showing an event that
-   * delivery has not consumed yet. Slow on Kafka (a consumer group join).
+   * delivery has not consumed yet.
    */
   findSince(sinceMs: number, windowMs: number, match: (value: Buffer) => boolean): Promise<FoundRecord | null>;
-  /** The Kafka client, when Kafka is the log (for tools that need it). */
-  kafka: Kafka | null;
+  /** Closes what the backend keeps open for lookups. */
+  close(): Promise<void>;
 }
 
 export interface NodeBackends {
@@ -75,6 +74,7 @@ export async function openBackends(config: Readonly<Config>, log: Logger): Promi
   let eventLog: EventLogBackend;
   try {
     eventLog = embedded ? embeddedLog(config) : await kafkaLog(config, log);
+    closers.push(() => eventLog.close());
   } catch (err) {
     // Nothing may stay open when start fails: the caller has no handle to close.
     await closeAll();
@@ -94,9 +94,9 @@ function embeddedLog(config: Readonly<Config>): EventLogBackend {
   const { partitions, batchSize, pollMs, retentionHours } = config.embeddedLog;
   return {
     kind: 'embedded',
-    kafka: null,
+    close: async () => {},
     openWriter: async () => new EmbeddedWriter(embeddedStore(dir, partitions)),
-    openReader: (_concurrency, log) =>
+    openReader: (log) =>
       new EmbeddedReader(embeddedStore(dir, partitions), { group: config.kafka.groupId, batchSize, pollMs, retentionMs: retentionHours * 3_600_000 }, log),
     readAt: async (partition, offset) => {
       const store = embeddedStore(dir, partitions);
@@ -118,19 +118,34 @@ function embeddedLog(config: Readonly<Config>): EventLogBackend {
 }
 
 async function kafkaLog(config: Readonly<Config>, log: Logger): Promise<EventLogBackend> {
-  const kafka = createKafka(config, log);
-  await ensureTopic(kafka, config);
+  const security = await kafkaSecurityOptions(config.kafka);
+  try {
+    await ensureTopic(config, security);
+  } catch (err) {
+    // A refused login, an untrusted certificate, no broker: one line naming the broker and the cause.
+    throw new KafkaUnavailableError(explainKafkaFailure(err, config.kafka.brokers, config.kafka), { cause: err });
+  }
+  // One lookup client per node, made on first use: most nodes never look anything up.
+  let lookup: KafkaLookup | null = null;
+  const lookups = () => (lookup ??= new KafkaLookup(config.kafka, security));
   return {
     kind: 'kafka',
-    kafka,
     openWriter: async () => {
-      const writer = new KafkaWriter(config.kafka, log);
-      await writer.connect();
+      const writer = new KafkaWriter(config.kafka, log, security);
+      try {
+        await writer.connect();
+      } catch (err) {
+        await writer.close().catch(() => {});
+        throw new KafkaUnavailableError(explainKafkaFailure(err, config.kafka.brokers, config.kafka), { cause: err });
+      }
       return writer;
     },
-    openReader: (concurrency, readerLog) => new KafkaReader(kafka, config.kafka, concurrency, readerLog),
-    readAt: (partition, offset) => fetchRecordAt(kafka, config.kafka.topic, partition, offset),
-    findSince: (sinceMs, windowMs, match) => findRecordSince(kafka, config.kafka.topic, sinceMs, windowMs, match),
+    openReader: (readerLog) => new KafkaReader(config.kafka, readerLog, security),
+    readAt: (partition, offset) => lookups().readAt(partition, offset),
+    findSince: (sinceMs, windowMs, match) => lookups().findSince(sinceMs, windowMs, match),
+    close: async () => {
+      await lookup?.close();
+    },
   };
 }
 

@@ -49,7 +49,7 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
     streaks: new FailureStreaks(targetState, d.disableAfterFailingSeconds * 1000),
     log,
   });
-  const reader = ctx.eventLog.openReader(d.partitionsConcurrently, ctx.log.child({ component: 'consumer' }));
+  const reader = ctx.eventLog.openReader(ctx.log.child({ component: 'consumer' }));
   const supervisor = new DeliverySupervisor(
     reader,
     {

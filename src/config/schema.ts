@@ -36,7 +36,6 @@ export interface Config {
     producer: {
       lingerMs: number;
       maxBatch: number;
-      maxInFlight: number;
       retryMs: number;
       requestTimeoutMs: number;
       connectTimeoutMs: number;
@@ -67,7 +66,6 @@ export interface Config {
     timeoutMs: number;
     maxResponseBytes: number;
     maxPendingPerPartition: number;
-    partitionsConcurrently: number;
     commitIntervalMs: number;
     maxSocketsPerOrigin: number;
     tls: { caFile: string };
@@ -138,7 +136,6 @@ export const schema: SchemaNode = obj({
     producer: obj({
       lingerMs: int(0, 1000),
       maxBatch: int(1, 100_000),
-      maxInFlight: int(1, 64),
       retryMs: int(0, 600_000),
       requestTimeoutMs: int(100, 600_000),
       connectTimeoutMs: int(100, 60_000),
@@ -184,7 +181,6 @@ export const schema: SchemaNode = obj({
     timeoutMs: int(100, 600_000),
     maxResponseBytes: int(0, 16 * 1024 * 1024),
     maxPendingPerPartition: int(1, 10_000_000),
-    partitionsConcurrently: int(1, 10_000),
     commitIntervalMs: int(1, 60_000),
     maxSocketsPerOrigin: int(1, 10_000),
     // A PEM file of CAs https: receivers may chain to, trusted besides the default ones ('' for none).

@@ -158,3 +158,74 @@ function reasonOf(path: ErrorLike[], settings?: Settings): string {
   }
   return typeof leaf.message === 'string' && leaf.message !== '' ? leaf.message : String(leaf.code ?? 'unknown error');
 }
+
+/*
+ * Questions the adapters ask of any failure (not only connect failures): the
+ * protocol error names in it, whether sending again can help, and one short
+ * line for logs. Same tree as above: MultipleErrors per attempt or broker,
+ * ResponseError per failed partition, `cause` links.
+ */
+interface KafkaErrorNode {
+  message?: string;
+  code?: string;
+  apiId?: string;
+  canRetry?: boolean;
+  errors?: unknown[];
+  cause?: unknown;
+}
+
+function* walk(err: unknown, depth = 0): Generator<KafkaErrorNode> {
+  if (!err || typeof err !== 'object' || depth > 8) return;
+  const node = err as KafkaErrorNode;
+  yield node;
+  if (Array.isArray(node.errors)) for (const inner of node.errors) yield* walk(inner, depth + 1);
+  if (node.cause) yield* walk(node.cause, depth + 1);
+}
+
+/**
+ * The library answers a metadata request for a topic the broker does not know
+ * with a UserError "Unknown topic X." and drops the protocol error (1.35): it
+ * is that protocol error all the same, and as transient (another node may be
+ * creating the topic).
+ */
+function unknownTopic(node: KafkaErrorNode): boolean {
+  return node.code === 'PLT_KFK_USER' && typeof node.message === 'string' && node.message.startsWith('Unknown topic ');
+}
+
+/** The Kafka protocol error names in a failure (e.g. MESSAGE_TOO_LARGE), without repeats. */
+export function kafkaErrorIds(err: unknown): string[] {
+  const ids = new Set<string>();
+  for (const node of walk(err)) {
+    if (typeof node.apiId === 'string') ids.add(node.apiId);
+    else if (unknownTopic(node)) ids.add('UNKNOWN_TOPIC_OR_PARTITION');
+  }
+  return [...ids];
+}
+
+/**
+ * Worth sending again: the connection or the broker's state failed (network,
+ * timeout, leader moved, topic still being created), not the request itself.
+ * A protocol error the protocol calls final (MESSAGE_TOO_LARGE, authorization,
+ * invalid record...), a refused login or a misuse of the client is not.
+ */
+export function isRetriableKafkaError(err: unknown): boolean {
+  for (const node of walk(err)) {
+    if (typeof node.apiId === 'string' && node.canRetry === false) return false;
+    if (node.code === 'PLT_KFK_AUTHENTICATION' || (node.code === 'PLT_KFK_USER' && !unknownTopic(node))) return false;
+    // A certificate the client refuses, or TLS against a plain port, stays so: say it now, do not retry for a minute.
+    if (typeof node.code === 'string' && /CERT|SSL|TLS/.test(node.code)) return false;
+  }
+  return true;
+}
+
+/** One line for logs and 503 messages: the protocol error names, else the innermost messages. */
+export function kafkaErrorText(err: unknown): string {
+  const ids = kafkaErrorIds(err);
+  if (ids.length > 0) return ids.join(', ');
+  const messages: string[] = [];
+  for (const node of walk(err)) {
+    if (typeof node.message === 'string' && node.message && !Array.isArray(node.errors) && !messages.includes(node.message)) messages.push(node.message);
+  }
+  if (messages.length > 0) return messages.slice(0, 3).join('; ');
+  return err instanceof Error ? err.message : String(err);
+}

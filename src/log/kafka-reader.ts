@@ -1,100 +1,306 @@
-import type { Consumer, Kafka } from 'kafkajs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Consumer, ListOffsetTimestamps, type ConsumerGroupJoinPayload } from '@platformatic/kafka';
+import { closeClient, type FetchRequestTopic, type FetchResponse } from './kafka-options.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventLogReader, LogEntry, PartitionHandler } from './event-log.js';
 import { decodeEvent } from './event-record.js';
+import { kafkaErrorIds, kafkaErrorText } from './kafka-failure.js';
+import { kafkaClientOptions, type KafkaSecurity } from './kafka-options.js';
+
+/** A partition this member owns: where it reads next, and whether its actor still holds the last entries. */
+interface Owned {
+  handler: PartitionHandler;
+  /** Next offset to fetch; null until the committed offset is loaded. */
+  position: bigint | null;
+  busy: boolean;
+}
+
+const FETCH_WAIT_MS = 100;
+const MAX_BYTES_PER_PARTITION = 1024 * 1024;
+const FIRST_BACKOFF_MS = 100;
+const MAX_BACKOFF_MS = 1_000;
+/** Read-uncommitted: we never write transactionally, and it spares the broker the stable-offset wait. */
+const READ_UNCOMMITTED = 0;
 
 /**
- * Consumes the event topic as one member of the cluster's consumer group.
+ * Consumes the event topic as one member of the cluster's consumer group,
+ * on @platformatic/kafka: the library keeps the membership (join, sync,
+ * heartbeats, rejoin on rebalance) and we run the fetch loop ourselves, so
+ * that a partition whose actor is busy is simply left out of the next fetch
+ * while the others go on (per-partition backpressure), and a broker that
+ * stops answering only makes the loop wait and ask again: nothing is torn down
+ * and nothing re-read that the actors already hold.
  *
- * kafkajs keeps two positions per partition: where it fetches next (the
- * "resolved" offset) and what is committed. We resolve as soon as a batch is
- * handed to the partition's actor, so fetching moves on, but commit only what
- * the actor reports finished. After a crash the group resumes from the
- * committed offset and replays what was in flight: at least once, never lost.
+ * Offsets: we fetch from where we handed the last entries over, but commit
+ * only what the actor reports finished. After a crash or a move the group
+ * resumes from the committed offset and replays what was in flight: at least
+ * once, never lost. A rebalance that leaves a partition with us keeps its
+ * actor and position (no replay); a partition we lose is revoked at once and
+ * its commits are no longer sent (they would overwrite the new owner's).
  */
 export class KafkaReader implements EventLogReader {
-  private readonly consumer: Consumer;
-  private readonly handlers = new Map<number, PartitionHandler>();
+  private readonly consumer: Consumer<Buffer, Buffer, Buffer, Buffer>;
+  private readonly owned = new Map<number, Owned>();
   private handlerFor: ((partition: number) => PartitionHandler) | null = null;
+  private running = false;
+  private paused = false;
+  private loop: Promise<void> | null = null;
+  /** Wakes the fetch loop when it waits for a partition to become free or assigned. */
+  private wake: (() => void) | null = null;
+  /** Bumped on each assignment: fetch answers from before it are dropped. */
+  private generation = 0;
+  private readonly topic: string;
 
   constructor(
-    kafka: Kafka,
-    private readonly settings: Readonly<Config['kafka']>,
-    private readonly partitionsConcurrently: number,
+    settings: Readonly<Config['kafka']>,
     private readonly log: Logger,
+    security: KafkaSecurity = {},
   ) {
-    this.consumer = kafka.consumer({
+    this.topic = settings.topic;
+    this.consumer = new Consumer({
+      ...kafkaClientOptions(settings, security, 3),
       groupId: settings.groupId,
       sessionTimeout: settings.sessionTimeoutMs,
       heartbeatInterval: settings.heartbeatIntervalMs,
       rebalanceTimeout: Math.max(settings.sessionTimeoutMs * 2, 20_000),
-      maxWaitTimeInMs: 100,
-      allowAutoTopicCreation: false,
+      autocommit: false,
+      maxWaitTime: FETCH_WAIT_MS,
+      isolationLevel: READ_UNCOMMITTED,
     });
-    this.consumer.on(this.consumer.events.GROUP_JOIN, (event) => {
-      const assigned = new Set(event.payload.memberAssignment[this.settings.topic] ?? []);
-      this.log.info({ partitions: [...assigned].sort((a, b) => a - b) }, 'partitions assigned');
-      for (const [partition, handler] of this.handlers) {
-        if (!assigned.has(partition)) {
-          handler.revoke();
-          this.handlers.delete(partition);
-        }
-      }
+    this.consumer.on('consumer:group:join', (payload) => this.assigned(payload));
+    // A rejoin the library gave up on: join again ourselves (the loop keeps the partitions meanwhile).
+    this.consumer.on('error', (err: unknown) => {
+      if (!this.running) return;
+      this.log.warn({ err: kafkaErrorText(err) }, 'consumer group membership lost; joining again');
+      void this.join();
     });
   }
 
   async start(handlerFor: (partition: number) => PartitionHandler): Promise<void> {
     this.handlerFor = handlerFor;
-    await this.consumer.connect();
-    // A new group starts at the beginning: events accepted before any delivery
-    // node ever ran must still be delivered.
-    await this.consumer.subscribe({ topic: this.settings.topic, fromBeginning: true });
-    await this.consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.partitionsConcurrently,
-      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-        if (!isRunning() || isStale() || batch.messages.length === 0) return;
-        const handler = this.handler(batch.partition);
-        const entries: LogEntry[] = batch.messages.map((m) => {
-          const entry: LogEntry = { partition: batch.partition, offset: BigInt(m.offset), record: null };
-          try {
-            if (!m.value) throw new Error('empty message');
-            entry.record = decodeEvent(m.value);
-          } catch (err) {
-            entry.decodeError = (err as Error).message;
-          }
-          return entry;
-        });
-        await handler.deliver(entries, heartbeat);
-        resolveOffset(batch.messages[batch.messages.length - 1]!.offset);
-      },
+    this.running = true;
+    this.consumer.topics.track(this.topic);
+    await this.consumer.joinGroup({});
+    this.loop = this.fetchLoop();
+  }
+
+  /** Joins the group until it works or the reader stops (broker away: keep trying). */
+  private async join(): Promise<void> {
+    let backoff = FIRST_BACKOFF_MS;
+    while (this.running) {
+      try {
+        await this.consumer.joinGroup({});
+        return;
+      } catch (err) {
+        this.log.debug({ err: kafkaErrorText(err) }, 'joining the consumer group failed; retrying');
+      }
+      await sleep(backoff);
+      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+    }
+  }
+
+  private assigned(payload: ConsumerGroupJoinPayload): void {
+    this.generation++;
+    const mine = new Set(payload.assignments?.find((a) => a.topic === this.topic)?.partitions ?? []);
+    const revoked: number[] = [];
+    for (const [partition, state] of this.owned) {
+      if (!mine.has(partition)) {
+        state.handler.revoke();
+        this.owned.delete(partition);
+        revoked.push(partition);
+      }
+    }
+    const added = [...mine].filter((p) => !this.owned.has(p)).sort((a, b) => a - b);
+    for (const partition of added) this.owned.set(partition, { handler: this.handlerFor!(partition), position: null, busy: false });
+    // Routine: a member joined or left. Not an error.
+    this.log.info({ partitions: [...mine].sort((a, b) => a - b), added, revoked, generation: payload.generationId }, 'partitions assigned');
+    this.wakeLoop();
+  }
+
+  private wakeLoop(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  private async fetchLoop(): Promise<void> {
+    let backoff = FIRST_BACKOFF_MS;
+    let failures = 0;
+    while (this.running) {
+      try {
+        const progressed = await this.fetchRound();
+        if (failures > 0) this.log.info({ failures }, 'Kafka answers again; consuming');
+        failures = 0;
+        backoff = FIRST_BACKOFF_MS;
+        if (!progressed) await this.idle();
+      } catch (err) {
+        failures++;
+        this.log[failures === 1 ? 'warn' : 'debug']({ err: kafkaErrorText(err), failures }, 'fetching from Kafka failed; retrying');
+        this.consumer.clearMetadata();
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      }
+    }
+  }
+
+  /** Waits until a partition frees up or the assignment changes (at most a fetch wait). */
+  private idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wake = null;
+        resolve();
+      }, FETCH_WAIT_MS);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
     });
   }
 
-  private handler(partition: number): PartitionHandler {
-    let handler = this.handlers.get(partition);
-    if (!handler) {
-      handler = this.handlerFor!(partition);
-      this.handlers.set(partition, handler);
+  /**
+   * One fetch per leader broker for every owned partition that is free;
+   * returns false when there was nothing to ask for.
+   */
+  private async fetchRound(): Promise<boolean> {
+    if (this.paused) return false;
+    const generation = this.generation;
+    await this.loadPositions();
+    const free = [...this.owned].filter(([, s]) => !s.busy && s.position !== null);
+    if (free.length === 0) return false;
+    const metadata = await this.consumer.metadata({ topics: [this.topic] });
+    const layout = metadata.topics.get(this.topic);
+    if (!layout) throw new Error(`topic ${this.topic} is not in the cluster metadata`);
+    const byLeader = new Map<number, FetchRequestTopic>();
+    for (const [partition, state] of free) {
+      const leader = layout.partitions[partition]?.leader ?? -1;
+      if (leader < 0) continue;
+      let request = byLeader.get(leader);
+      if (!request) byLeader.set(leader, (request = { topicId: layout.id, partitions: [] }));
+      request.partitions.push({ partition, fetchOffset: state.position!, partitionMaxBytes: MAX_BYTES_PER_PARTITION, currentLeaderEpoch: -1, lastFetchedEpoch: -1 });
     }
-    return handler;
+    if (byLeader.size === 0) throw new Error(`no leader known for the free partitions of ${this.topic}`);
+    const answers = await Promise.allSettled(
+      [...byLeader].map(([node, request]) =>
+        this.consumer.fetch({ node, topics: [request], maxWaitTime: FETCH_WAIT_MS, minBytes: 1, maxBytes: MAX_BYTES_PER_PARTITION * request.partitions.length, isolationLevel: READ_UNCOMMITTED }),
+      ),
+    );
+    let failure: unknown = null;
+    for (const answer of answers) {
+      if (answer.status === 'rejected') failure = answer.reason;
+      else if (generation === this.generation) this.handOver(answer.value);
+    }
+    if (failure) await this.recover(failure);
+    return true;
+  }
+
+  /** Gives each partition's new records to its actor, in order, and moves its position past them. */
+  private handOver(response: FetchResponse): void {
+    for (const topic of response.responses) {
+      for (const part of topic.partitions) {
+        const state = this.owned.get(part.partitionIndex);
+        if (!state || state.position === null || !part.records) continue;
+        const entries: LogEntry[] = [];
+        let next = state.position;
+        for (const batch of part.records) {
+          // A control batch (transaction marker) holds no event, but its offsets count.
+          const last = batch.firstOffset + BigInt(batch.lastOffsetDelta);
+          if (last + 1n > next && (batch.attributes & 0x20) !== 0) next = last + 1n;
+          if ((batch.attributes & 0x20) !== 0) continue;
+          for (const record of batch.records) {
+            const offset = batch.firstOffset + BigInt(record.offsetDelta);
+            // A batch starts before the offset asked for when it was written in one piece.
+            if (offset < next) continue;
+            entries.push(toEntry(part.partitionIndex, offset, record.value));
+            next = offset + 1n;
+          }
+        }
+        state.position = next;
+        if (entries.length > 0) this.deliver(part.partitionIndex, state, entries);
+      }
+    }
+  }
+
+  private deliver(partition: number, state: Owned, entries: LogEntry[]): void {
+    state.busy = true;
+    // The library heartbeats on its own timer: nothing to do while an actor waits.
+    state.handler
+      .deliver(entries, async () => {})
+      .catch((err: unknown) => this.log.error({ err, partition }, 'a partition actor failed to take entries'))
+      .finally(() => {
+        state.busy = false;
+        this.wakeLoop();
+      });
+  }
+
+  /**
+   * A fetch failed. The retention deleted where a partition stood
+   * (OFFSET_OUT_OF_RANGE): it restarts from the oldest record kept, as a new
+   * group would. Anything else is retried by the loop after a metadata refresh.
+   */
+  private async recover(failure: unknown): Promise<void> {
+    if (kafkaErrorIds(failure).includes('OFFSET_OUT_OF_RANGE')) {
+      const partitions = [...this.owned.keys()];
+      const earliest = await this.consumer.listOffsets({ topics: [this.topic], partitions: { [this.topic]: partitions }, timestamp: ListOffsetTimestamps.EARLIEST });
+      const starts = earliest.get(this.topic) ?? [];
+      for (const [partition, state] of this.owned) {
+        const start = starts[partition];
+        if (start !== undefined && state.position !== null && state.position < start) {
+          this.log.warn({ partition, from: state.position.toString(), to: start.toString() }, 'records were deleted by retention before delivery read them');
+          state.position = start;
+        }
+      }
+      return;
+    }
+    throw failure;
+  }
+
+  /** Loads the committed offset of newly assigned partitions (the oldest record when the group has none). */
+  private async loadPositions(): Promise<void> {
+    const unknown = [...this.owned].filter(([, s]) => s.position === null).map(([p]) => p);
+    if (unknown.length === 0) return;
+    const generation = this.generation;
+    const committed = (await this.consumer.listCommittedOffsets({ topics: [{ topic: this.topic, partitions: unknown }] })).get(this.topic) ?? [];
+    const missing = unknown.filter((p) => (committed[p] ?? -1n) < 0n);
+    // A new group starts at the beginning: events accepted before any delivery node ran must still be delivered.
+    const earliest = missing.length > 0 ? ((await this.consumer.listOffsets({ topics: [this.topic], partitions: { [this.topic]: missing }, timestamp: ListOffsetTimestamps.EARLIEST })).get(this.topic) ?? []) : [];
+    if (generation !== this.generation) return; // reassigned meanwhile: load again next round
+    for (const partition of unknown) {
+      const state = this.owned.get(partition);
+      const from = (committed[partition] ?? -1n) >= 0n ? committed[partition]! : earliest[partition];
+      if (state && state.position === null && from !== undefined) state.position = from;
+    }
   }
 
   async commit(partition: number, nextOffset: bigint): Promise<void> {
-    await this.consumer.commitOffsets([{ topic: this.settings.topic, partition, offset: nextOffset.toString() }]);
+    // Not ours any more: the new owner commits from where it stands.
+    if (!this.owned.has(partition)) return;
+    await this.consumer.commit({ offsets: [{ topic: this.topic, partition, offset: nextOffset, leaderEpoch: -1 }] });
   }
 
   pause(): void {
-    this.consumer.pause([{ topic: this.settings.topic }]);
+    this.paused = true;
   }
 
   async stop(): Promise<void> {
-    // Revoke first: a batch held back by backpressure lets go, so stop() does not wait on it.
-    for (const handler of this.handlers.values()) handler.revoke();
-    this.handlers.clear();
-    await this.consumer.stop();
-    await this.consumer.disconnect();
+    this.running = false;
+    // Revoke first: an entry held back by backpressure lets go, so stop() does not wait on it.
+    for (const state of this.owned.values()) state.handler.revoke();
+    this.owned.clear();
+    this.wakeLoop();
+    await this.loop;
+    // Leaves the group, so the partitions move at once instead of after the session timeout.
+    await closeClient(this.consumer);
   }
+}
+
+function toEntry(partition: number, offset: bigint, value: Buffer | null): LogEntry {
+  const entry: LogEntry = { partition, offset, record: null };
+  try {
+    if (!value) throw new Error('empty message');
+    entry.record = decodeEvent(value);
+  } catch (err) {
+    entry.decodeError = (err as Error).message;
+  }
+  return entry;
 }

@@ -1,53 +1,126 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { compatibilityPartitioner, ProduceAcks, Producer, type MessageToProduce } from '@platformatic/kafka';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventLogWriter } from './event-log.js';
 import { encodeEvent, type EventRecord } from './event-record.js';
-import { KafkaProducer, type PendingRecord } from './kafka-producer.js';
+import { isRetriableKafkaError, kafkaErrorIds, kafkaErrorText } from './kafka-failure.js';
+import { closeClient, kafkaClientOptions, type KafkaSecurity } from './kafka-options.js';
 
-/** An appended record waiting for its flush; the producer settles it. */
-type Waiting = PendingRecord;
+/** An appended record waiting for its flush. */
+interface Waiting {
+  key: Buffer | undefined;
+  value: Buffer;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+const FIRST_BACKOFF_MS = 100;
+const MAX_BACKOFF_MS = 1_000;
+/** Sends the library retries itself (same request, same sequence numbers) before ours. */
+const LIBRARY_RETRIES = 3;
+/** Answers that mean the broker no longer agrees with our sequence numbers: start a new producer id. */
+const SEQUENCE_LOST = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING']);
 
 /**
- * Appends events to Kafka in batches: many HTTP requests share one flush
- * (acks=all), and each request's promise settles when its own partition's batch
- * is acknowledged. A batch flushes when `maxBatch` records wait or `lingerMs`
- * after the first arrived; at most `maxInFlight` flushes run at once, so under
- * load batches grow instead of calls piling up.
+ * Appends events to Kafka through @platformatic/kafka's idempotent producer
+ * (acks=all, producer id + per-partition sequence numbers): many HTTP requests
+ * share one flush, one Produce request per leader broker, and each request's
+ * promise settles when its flush is acknowledged. A flush takes every record
+ * waiting, up to `maxBatch` records and `maxBatchBytes`, at the end of the
+ * event-loop turn (or `lingerMs` after the first); while it is in flight the
+ * next records wait and form the next, larger flush. One flush at a time is
+ * what keeps idempotence sound: the library numbers a partition's records when
+ * it encodes them and advances only on success, so two requests in flight for
+ * one partition would carry the same numbers.
+ *
+ * A flush whose answer is lost (connection cut, timeout) is sent again as it
+ * was, with the same sequence numbers, first by the library, then by us until
+ * kafka.producer.retryMs: the broker keeps the first copy and acknowledges
+ * the repeat, so the topic holds each record once and in order. When the
+ * broker answered for some partitions and refused others, or gave up on our
+ * numbers, the library's count is wrong for the partitions it accepted: the
+ * producer takes a new id before anything else is sent, and only the refused
+ * records go again.
  *
  * Records are keyed by partition key and placed as Kafka's Java client would
- * (murmur2, see KafkaProducer): the same key lands on the same partition as
- * any Java client would put it.
+ * (murmur2, the library's compatibility partitioner).
  */
 export class KafkaWriter implements EventLogWriter {
-  private readonly producer: KafkaProducer;
-  private readonly producerSettings: Readonly<Config['kafka']['producer']>;
+  private readonly producer: Producer<Buffer, Buffer, Buffer, Buffer>;
+  private readonly options: Readonly<Config['kafka']['producer']>;
+  private readonly topic: string;
+  private readonly log: Logger;
   private waiting: Waiting[] = [];
   private timer: NodeJS.Timeout | null = null;
   private immediate: NodeJS.Immediate | null = null;
-  private inFlight = 0;
-  private readonly settled = new Set<Promise<void>>();
+  private sending: Promise<void> | null = null;
+  /** Set when the broker may hold records we could not account for: a new producer id comes first. */
+  private resetProducerId = false;
+  private closed = false;
+  private roundRobin = Math.floor(Math.random() * 0x7fffffff);
 
-  constructor(settings: Readonly<Config['kafka']>, log: Logger) {
-    this.producerSettings = settings.producer;
-    this.producer = new KafkaProducer(settings, log);
+  constructor(settings: Readonly<Config['kafka']>, log: Logger, security: KafkaSecurity = {}) {
+    this.options = settings.producer;
+    this.topic = settings.topic;
+    this.log = log.child({ component: 'kafka-writer', topic: settings.topic });
+    this.producer = new Producer({
+      ...kafkaClientOptions(settings, security, LIBRARY_RETRIES),
+      idempotent: true,
+      acks: ProduceAcks.ALL,
+      // Keyed: the Java client's murmur2. Without a key: round-robin (the library's
+      // compatibility partitioner would put every such record in partition 0).
+      partitioner: (message, key) => (key ? compatibilityPartitioner(message, key) : (this.roundRobin = (this.roundRobin + 1) & 0x7fffffff)),
+      // Retried on a metadata refresh by the library when a leader moved.
+      repeatOnStaleMetadata: true,
+    });
+    // The library's own resends (same request, same sequence numbers), for whoever debugs a slow append.
+    (this.producer as unknown as NodeJS.EventEmitter).on('client:performWithRetry:retry', (operation: string, attempt: number) =>
+      this.log.debug({ operation, attempt: attempt + 1 }, 'Kafka request failed; the client is retrying it'),
+    );
   }
 
+  /**
+   * Takes a producer id and loads the topic's metadata, retrying unreachable
+   * brokers until retryMs: a node started with its broker waits for it.
+   */
   async connect(): Promise<void> {
-    await this.producer.connect();
+    const deadline = Date.now() + this.options.retryMs;
+    let backoff = FIRST_BACKOFF_MS;
+    for (;;) {
+      try {
+        await this.producer.initIdempotentProducer({});
+        await this.producer.metadata({ topics: [this.topic] });
+        return;
+      } catch (err) {
+        if (!isRetriableKafkaError(err) || Date.now() >= deadline) throw err;
+      }
+      await sleep(Math.min(backoff, Math.max(0, deadline - Date.now())));
+      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+    }
   }
 
   append(record: EventRecord): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ key: record.partitionKey, value: encodeEvent(record), resolve, reject });
-      if (this.waiting.length >= this.producerSettings.maxBatch) this.flush();
-      else if (this.producerSettings.lingerMs === 0) this.immediate ??= setImmediate(this.flushNow);
-      else this.timer ??= setTimeout(this.flushNow, this.producerSettings.lingerMs);
+      if (this.closed) {
+        reject(new Error('the Kafka writer is closed'));
+        return;
+      }
+      const key = record.partitionKey === null ? undefined : Buffer.from(record.partitionKey);
+      this.waiting.push({ key, value: encodeEvent(record), resolve, reject });
+      if (this.sending) return; // the flush in flight takes the next batch when it ends
+      if (this.waiting.length >= this.options.maxBatch) this.flush();
+      else if (this.options.lingerMs === 0) this.immediate ??= setImmediate(this.flushNow);
+      else this.timer ??= setTimeout(this.flushNow, this.options.lingerMs);
     });
   }
 
-  /** Test hook: see KafkaProducer.__destroySockets. */
+  /**
+   * Test hook: destroys every socket the producer has open, as a broker crash
+   * or a network cut would. What was in flight is sent again.
+   */
   __destroySockets(): void {
-    this.producer.__destroySockets();
+    for (const [, connection] of this.producer.connections) connection.socket?.destroy();
   }
 
   private readonly flushNow = (): void => this.flush();
@@ -61,26 +134,136 @@ export class KafkaWriter implements EventLogWriter {
       clearImmediate(this.immediate);
       this.immediate = null;
     }
-    while (this.waiting.length > 0 && this.inFlight < this.producerSettings.maxInFlight) {
-      const batch = this.waiting.length <= this.producerSettings.maxBatch ? this.waiting : this.waiting.slice(0, this.producerSettings.maxBatch);
-      this.waiting = batch === this.waiting ? [] : this.waiting.slice(batch.length);
-      this.inFlight++;
-      // send() settles every record itself and never rejects.
-      const done = this.producer.send(batch).finally(() => {
-        this.inFlight--;
-        this.settled.delete(done);
-        if (this.waiting.length > 0) this.flush();
+    if (this.sending || this.waiting.length === 0) return;
+    const batch = this.takeBatch();
+    this.sending = this.send(batch)
+      // A bug must not leave a request hanging: whatever is unsettled fails.
+      .catch((err: unknown) => {
+        for (const r of batch) r.reject(err instanceof Error ? err : new Error(String(err)));
+      })
+      .finally(() => {
+        this.sending = null;
+        this.flush();
       });
-      this.settled.add(done);
+  }
+
+  /** The next flush: up to maxBatch records and maxBatchBytes of values (always at least one record). */
+  private takeBatch(): Waiting[] {
+    const { maxBatch, maxBatchBytes } = this.options;
+    let n = 0;
+    let bytes = 0;
+    while (n < this.waiting.length && n < maxBatch) {
+      bytes += this.waiting[n]!.value.length;
+      if (n > 0 && bytes > maxBatchBytes) break;
+      n++;
+    }
+    const batch = n === this.waiting.length ? this.waiting : this.waiting.slice(0, n);
+    this.waiting = batch === this.waiting ? [] : this.waiting.slice(n);
+    return batch;
+  }
+
+  /** Sends `batch` until every record is settled; never rejects. */
+  private async send(batch: Waiting[]): Promise<void> {
+    const deadline = Date.now() + this.options.retryMs;
+    let todo = batch;
+    let backoff = FIRST_BACKOFF_MS;
+    for (let attempt = 1; ; attempt++) {
+      let failure: unknown;
+      try {
+        if (this.resetProducerId) {
+          await this.producer.initIdempotentProducer({});
+          this.resetProducerId = false;
+        }
+        await this.producer.send({ messages: todo.map((r): MessageToProduce<Buffer, Buffer, Buffer, Buffer> => ({ topic: this.topic, key: r.key, value: r.value })) });
+        for (const r of todo) r.resolve();
+        return;
+      } catch (err) {
+        failure = err;
+      }
+      const { accepted, refused } = this.splitByAnswer(todo, failure);
+      for (const r of accepted) r.resolve();
+      // Partitions the broker accepted advanced on its side but not in the
+      // library's count; numbers the broker rejected are lost either way.
+      if (accepted.length > 0 || kafkaErrorIds(failure).some((id) => SEQUENCE_LOST.has(id))) this.resetProducerId = true;
+      todo = refused;
+      if (todo.length === 0) return;
+      const text = kafkaErrorText(failure);
+      if (!isRetriableKafkaError(failure) || Date.now() >= deadline) {
+        const err = new Error(`Kafka did not acknowledge ${todo.length} record(s) for topic ${this.topic}${isRetriableKafkaError(failure) ? ` within kafka.producer.retryMs (${this.options.retryMs} ms)` : ''}: ${text}`, { cause: failure });
+        this.log.error({ records: todo.length, attempts: attempt, err: text }, 'Kafka produce failed for good');
+        for (const r of todo) r.reject(err);
+        // Whether the broker kept them is unknown: later records must not reuse their numbers.
+        this.resetProducerId = true;
+        return;
+      }
+      this.log[attempt === 1 ? 'warn' : 'debug']({ records: todo.length, attempt, backoffMs: backoff, err: text }, 'Kafka produce failed; retrying');
+      await sleep(Math.min(backoff, Math.max(0, deadline - Date.now())));
+      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
     }
   }
 
-  /** Flushes what waits, lets in-flight batches finish, then closes the producer. */
-  async close(): Promise<void> {
-    while (this.waiting.length > 0 || this.settled.size > 0) {
-      this.flush();
-      await Promise.allSettled([...this.settled]);
-    }
-    await this.producer.close();
+  /**
+   * Which records of a failed send the broker nevertheless took: a Produce
+   * answer with per-partition errors says so partition by partition. Without
+   * such an answer (connection lost, timeout) nothing is known to be taken.
+   */
+  private splitByAnswer(todo: Waiting[], failure: unknown): { accepted: Waiting[]; refused: Waiting[] } {
+    const failed = failedPartitions(failure, this.topic);
+    if (failed === null) return { accepted: [], refused: todo };
+    const layout = this.producer.currentMetadata?.topics.get(this.topic);
+    if (!layout) return { accepted: [], refused: todo };
+    const placed = todo.map((r) => (r.key === undefined ? -1 : compatibilityPartitioner(undefined as never, r.key) % layout.partitionsCount));
+    // Records without a key went round-robin, and a send to several brokers
+    // may have lost one answer while another broker refused: then what was
+    // taken is not known, and everything goes again (the broker drops repeats
+    // of what it took from a request whose answer was lost).
+    const leaders = new Set(placed.map((p) => layout.partitions[p]?.leader));
+    if (placed.includes(-1) || leaders.size !== 1) return { accepted: [], refused: todo };
+    const accepted: Waiting[] = [];
+    const refused: Waiting[] = [];
+    todo.forEach((r, i) => (failed.has(placed[i]!) ? refused : accepted).push(r));
+    return { accepted, refused };
   }
+
+  /** Flushes what waits, lets the flush in flight finish, then closes the producer. */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.waiting.length > 0 || this.sending) {
+      this.flush();
+      await this.sending;
+    }
+    await closeClient(this.producer);
+  }
+}
+
+/**
+ * The partitions a Produce answer refused, from the last ResponseError in the
+ * failure; null when no broker answered the request (then every partition's
+ * fate is unknown).
+ */
+function failedPartitions(failure: unknown, topic: string): Set<number> | null {
+  let response: ProduceAnswer | null = null;
+  const visit = (err: unknown, depth: number): void => {
+    if (!err || typeof err !== 'object' || depth > 8) return;
+    const node = err as { code?: string; response?: unknown; errors?: unknown[] };
+    if (node.code === 'PLT_KFK_RESPONSE' && node.response && typeof node.response === 'object') response = node.response as ProduceAnswer;
+    if (Array.isArray(node.errors)) for (const inner of node.errors) visit(inner, depth + 1);
+  };
+  visit(failure, 0);
+  const answer = response as ProduceAnswer | null;
+  if (!answer || !Array.isArray(answer.responses)) return null;
+  const failed = new Set<number>();
+  let seen = false;
+  for (const t of answer.responses) {
+    if (t.name !== topic) continue;
+    for (const p of t.partitionResponses ?? []) {
+      seen = true;
+      if (p.errorCode !== 0) failed.add(p.index);
+    }
+  }
+  return seen ? failed : null;
+}
+
+interface ProduceAnswer {
+  responses?: Array<{ name: string; partitionResponses?: Array<{ index: number; errorCode: number }> }>;
 }

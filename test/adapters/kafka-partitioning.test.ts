@@ -1,10 +1,9 @@
 import t from 'tap';
-import { Kafka, logLevel } from 'kafkajs';
-import { freshBackends, KAFKA_BROKERS } from '../helpers/backends.js';
+import { freshBackends } from '../helpers/backends.js';
 import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { javaPartition } from '../helpers/java-partition.js';
-import { readTopicMessages } from '../helpers/read-topic.js';
+import { readTopicMessages, topicBounds } from '../helpers/read-topic.js';
 
 
 t.test('records are keyed by partition key and sit in the partition a Java client would pick', async (t) => {
@@ -20,14 +19,9 @@ t.test('records are keyed by partition key and sit in the partition a Java clien
     for (let i = 0; i < 3; i++) t.equal((await api.postEvent('keyed', `{"i":${i}}`, { 'x-service-partition-key': key })).status, 202);
   }
 
-  const kafka = new Kafka({ brokers: KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  const meta = await admin.fetchTopicMetadata({ topics: [backends.topic] });
-  const partitions = meta.topics[0]!.partitions.length;
-  await admin.disconnect();
+  const partitions = (await topicBounds(backends.topic)).length;
 
-  const seen = (await readTopicMessages(kafka, backends.topic, keys.length * 3, { groupId: `${backends.groupId}-inspect` })).map((m) => ({
+  const seen = (await readTopicMessages(backends.topic, keys.length * 3)).map((m) => ({
     key: m.key!.toString(),
     partition: m.partition,
   }));

@@ -1,5 +1,14 @@
-import type { Kafka } from 'kafkajs';
+import { Admin, Consumer, ListOffsetTimestamps } from '@platformatic/kafka';
+import { closeClient } from '../../src/log/kafka-options.js';
+import { KAFKA_BROKERS } from './backends.js';
 
+/**
+ * What tests ask of the broker directly, beside the code under test: topics
+ * made and removed, watermarks, a group's commits, and every record of a
+ * topic. Records are read with plain Fetch requests from the first offset of
+ * each partition (no consumer group), so the reader shares nothing with the
+ * consumer it checks.
+ */
 export interface TopicMessage {
   partition: number;
   offset: number;
@@ -7,66 +16,112 @@ export interface TopicMessage {
   value: Buffer;
 }
 
-export interface ReadOptions {
-  groupId?: string;
-  timeoutMs?: number;
-  maxBytesPerPartition?: number;
+const BROKERS = KAFKA_BROKERS.split(',');
+const baseOptions = { clientId: 'sg-test-inspect', bootstrapBrokers: BROKERS, retries: 5, retryDelay: 200, autocreateTopics: false };
+
+async function withAdmin<T>(fn: (admin: Admin) => Promise<T>): Promise<T> {
+  const admin = new Admin(baseOptions);
+  try {
+    return await fn(admin);
+  } finally {
+    await closeClient(admin);
+  }
+}
+
+async function withReader<T>(fn: (consumer: Consumer<Buffer, Buffer, Buffer, Buffer>) => Promise<T>): Promise<T> {
+  const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({ ...baseOptions, groupId: 'sg-test-inspect-unused', isolationLevel: 0 });
+  try {
+    return await fn(consumer);
+  } finally {
+    await closeClient(consumer);
+  }
+}
+
+/** Creates `topic` and waits until every partition has a leader. */
+export async function createTopic(topic: string, partitions: number): Promise<void> {
+  await withAdmin(async (admin) => {
+    await admin.createTopics({ topics: [topic], partitions, replicas: 1 });
+    for (let i = 0; i < 100; i++) {
+      const meta = await admin.metadata({ topics: [topic], forceUpdate: true }).catch(() => null);
+      const parts = meta?.topics.get(topic)?.partitions ?? [];
+      if (parts.length === partitions && parts.every((p) => p.leader >= 0)) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`topic ${topic} has no leaders after 10 s`);
+  });
+}
+
+/** Deletes `topic`; a topic that was never created is fine. */
+export async function deleteTopic(topic: string): Promise<void> {
+  await withAdmin((admin) => admin.deleteTopics({ topics: [topic] })).catch(() => {});
+}
+
+/** Per partition: [first offset kept, next offset to be written]. */
+export async function topicBounds(topic: string): Promise<Array<[bigint, bigint]>> {
+  return withReader((consumer) => topicBoundsWith(consumer, topic));
+}
+
+/** The offsets `groupId` committed in `topic`, by partition (-1 where none). */
+export async function committedOffsets(groupId: string, topic: string): Promise<Map<number, bigint>> {
+  return withAdmin(async (admin) => {
+    const [group] = await admin.listConsumerGroupOffsets({ groups: [groupId] });
+    const out = new Map<number, bigint>();
+    for (const t of group?.topics ?? []) {
+      if (t.name !== topic) continue;
+      for (const p of t.partitions) out.set(p.partitionIndex, p.committedOffset);
+    }
+    return out;
+  });
 }
 
 /**
- * The first `expected` messages of `topic`, read from the beginning with a
- * throwaway consumer group (kafkajs reads only through groups), sorted by
- * partition and offset.
- *
- * Made to fail loudly rather than hang: a consumer that fails for good
- * (run() rejecting, or a crash kafkajs will not restart) rejects the read
- * instead of surfacing later as an unhandled error; the read gives up after
- * `timeoutMs`; and leaving the group is bounded, since a consumer stuck in a
- * join can take its disconnect with it. A loaded broker (a whole CI run on
- * it) made each of these show up once.
+ * Every record of `topic` from the start of each partition to its end as of
+ * now, sorted by partition and offset. Fails if fewer than `expected` came
+ * back within `timeoutMs` (a read that should see them all).
  */
-export async function readTopicMessages(kafka: Kafka, topic: string, expected: number, options: ReadOptions = {}): Promise<TopicMessage[]> {
-  const out: TopicMessage[] = [];
-  if (expected === 0) return out;
-  const timeoutMs = options.timeoutMs ?? 60_000;
-  const consumer = kafka.consumer({
-    groupId: options.groupId ?? `sg-test-read-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
-    maxBytesPerPartition: options.maxBytesPerPartition ?? 4 * 1024 * 1024,
+export async function readTopicMessages(topic: string, expected = 0, options: { timeoutMs?: number } = {}): Promise<TopicMessage[]> {
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  return withReader(async (consumer) => {
+    const out: TopicMessage[] = [];
+    const bounds = await topicBoundsWith(consumer, topic);
+    for (let partition = 0; partition < bounds.length; partition++) {
+      let [at, high] = bounds[partition]!;
+      while (at < high) {
+        if (Date.now() > deadline) throw new Error(`read ${out.length} of ${expected} records of ${topic} within ${options.timeoutMs ?? 60_000} ms`);
+        const metadata = await consumer.metadata({ topics: [topic] });
+        const layout = metadata.topics.get(topic)!;
+        const response = await consumer.fetch({
+          node: layout.partitions[partition]!.leader,
+          topics: [{ topicId: layout.id, partitions: [{ partition, fetchOffset: at, partitionMaxBytes: 4 * 1024 * 1024, currentLeaderEpoch: -1, lastFetchedEpoch: -1 }] }],
+          maxWaitTime: 500,
+          minBytes: 1,
+          maxBytes: 4 * 1024 * 1024,
+          isolationLevel: 0,
+        });
+        const from = at;
+        for (const t of response.responses) {
+          for (const p of t.partitions) {
+            for (const batch of p.records ?? []) {
+              if ((batch.attributes & 0x20) !== 0) continue;
+              for (const record of batch.records) {
+                const offset = batch.firstOffset + BigInt(record.offsetDelta);
+                if (offset < at) continue;
+                out.push({ partition, offset: Number(offset), key: record.key, value: record.value ?? Buffer.alloc(0) });
+                at = offset + 1n;
+              }
+            }
+          }
+        }
+        if (at === from) await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    if (out.length < expected) throw new Error(`read ${out.length} of ${expected} records of ${topic}`);
+    return out.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
   });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      let settled = false;
-      const settle = (err?: unknown) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (err) reject(err instanceof Error ? err : new Error(String(err)));
-        else resolve();
-      };
-      const timer = setTimeout(() => settle(new Error(`read ${out.length} of ${expected} records of ${topic} within ${timeoutMs} ms`)), timeoutMs);
-      consumer.on(consumer.events.CRASH, (event) => {
-        if (!event.payload.restart) settle(event.payload.error);
-      });
-      consumer
-        .run({
-          eachMessage: async ({ partition, message }) => {
-            out.push({ partition, offset: Number(message.offset), key: message.key, value: message.value! });
-            if (out.length >= expected) settle();
-          },
-        })
-        .catch(settle);
-    });
-  } finally {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      consumer.disconnect(),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, 15_000);
-      }),
-    ]).catch(() => {});
-    clearTimeout(timer);
-  }
-  return out.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+}
+
+async function topicBoundsWith(consumer: Consumer<Buffer, Buffer, Buffer, Buffer>, topic: string): Promise<Array<[bigint, bigint]>> {
+  const low = (await consumer.listOffsets({ topics: [topic], timestamp: ListOffsetTimestamps.EARLIEST })).get(topic) ?? [];
+  const high = (await consumer.listOffsets({ topics: [topic], timestamp: ListOffsetTimestamps.LATEST })).get(topic) ?? [];
+  return high.map((h, p) => [low[p] ?? 0n, h] as [bigint, bigint]);
 }

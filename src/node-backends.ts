@@ -12,6 +12,7 @@ import { explainKafkaFailure, kafkaSecurityOptions, KafkaUnavailableError } from
 import { KafkaWriter } from './log/kafka-writer.js';
 import { KafkaReader } from './log/kafka-reader.js';
 import { KafkaLookup } from './log/kafka-lookup.js';
+import { GroupLiveness } from './log/group-liveness.js';
 import { findEmbeddedSince } from './log/embedded-find.js';
 import { embeddedStore } from './log/embedded-store.js';
 import { EmbeddedWriter } from './log/embedded-writer.js';
@@ -73,7 +74,8 @@ export async function openBackends(config: Readonly<Config>, log: Logger): Promi
   }
   let eventLog: EventLogBackend;
   try {
-    eventLog = embedded ? embeddedLog(config) : await kafkaLog(config, log);
+    // Liveness marks need a cache every node shares: Redis, not the in-process one.
+    eventLog = embedded ? embeddedLog(config) : await kafkaLog(config, log, config.redis.url ? cache : null);
     closers.push(() => eventLog.close());
   } catch (err) {
     // Nothing may stay open when start fails: the caller has no handle to close.
@@ -117,7 +119,7 @@ function embeddedLog(config: Readonly<Config>): EventLogBackend {
   };
 }
 
-async function kafkaLog(config: Readonly<Config>, log: Logger): Promise<EventLogBackend> {
+async function kafkaLog(config: Readonly<Config>, log: Logger, sharedCache: CacheStore | null): Promise<EventLogBackend> {
   const security = await kafkaSecurityOptions(config.kafka);
   try {
     await ensureTopic(config, security);
@@ -140,7 +142,7 @@ async function kafkaLog(config: Readonly<Config>, log: Logger): Promise<EventLog
       }
       return writer;
     },
-    openReader: (readerLog) => new KafkaReader(config.kafka, readerLog, security),
+    openReader: (readerLog) => new KafkaReader(config.kafka, readerLog, security, sharedCache ? new GroupLiveness(config.kafka, sharedCache, readerLog, security) : null),
     readAt: (partition, offset) => lookups().readAt(partition, offset),
     findSince: (sinceMs, windowMs, match) => lookups().findSince(sinceMs, windowMs, match),
     close: async () => {

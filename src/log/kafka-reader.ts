@@ -5,6 +5,7 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventLogReader, LogEntry, PartitionHandler } from './event-log.js';
 import { decodeEvent } from './event-record.js';
+import type { GroupLiveness } from './group-liveness.js';
 import { kafkaErrorIds, kafkaErrorText } from './kafka-failure.js';
 import { kafkaClientOptions, type KafkaSecurity } from './kafka-options.js';
 
@@ -56,6 +57,8 @@ export class KafkaReader implements EventLogReader {
     settings: Readonly<Config['kafka']>,
     private readonly log: Logger,
     security: KafkaSecurity = {},
+    /** Shared-cache marks that let the others take over at once when this node dies (group-liveness.ts). */
+    private readonly liveness: GroupLiveness | null = null,
   ) {
     this.topic = settings.topic;
     this.consumer = new Consumer({
@@ -102,6 +105,7 @@ export class KafkaReader implements EventLogReader {
 
   private assigned(payload: ConsumerGroupJoinPayload): void {
     this.generation++;
+    this.liveness?.joined(payload.memberId);
     const mine = new Set(payload.assignments?.find((a) => a.topic === this.topic)?.partitions ?? []);
     const revoked: number[] = [];
     for (const [partition, state] of this.owned) {
@@ -289,6 +293,7 @@ export class KafkaReader implements EventLogReader {
     this.owned.clear();
     this.wakeLoop();
     await this.loop;
+    await this.liveness?.stop();
     // Leaves the group, so the partitions move at once instead of after the session timeout.
     await closeClient(this.consumer);
   }

@@ -125,3 +125,13 @@ async function topicBoundsWith(consumer: Consumer<Buffer, Buffer, Buffer, Buffer
   const high = (await consumer.listOffsets({ topics: [topic], timestamp: ListOffsetTimestamps.LATEST })).get(topic) ?? [];
   return high.map((h, p) => [low[p] ?? 0n, h] as [bigint, bigint]);
 }
+
+/** The members of `groupId` with the partitions of `topic` each holds (empty while it rebalances). */
+export async function groupMembers(groupId: string, topic: string): Promise<Map<string, number[]>> {
+  return withAdmin(async (admin) => {
+    const group = (await admin.describeGroups({ groups: [groupId] })).get(groupId);
+    const out = new Map<string, number[]>();
+    for (const [id, member] of group?.members ?? []) out.set(id, [...(member.assignments?.get(topic)?.partitions ?? [])]);
+    return out;
+  });
+}

@@ -9,6 +9,8 @@ import { closeClient, kafkaClientOptions, type KafkaSecurity } from './kafka-opt
 
 /** An appended record waiting for its flush. */
 interface Waiting {
+  /** When append() was called: the record's retryMs runs from here, waiting included. */
+  at: number;
   key: Buffer | undefined;
   value: Buffer;
   resolve: () => void;
@@ -107,7 +109,7 @@ export class KafkaWriter implements EventLogWriter {
         return;
       }
       const key = record.partitionKey === null ? undefined : Buffer.from(record.partitionKey);
-      this.waiting.push({ key, value: encodeEvent(record), resolve, reject });
+      this.waiting.push({ at: Date.now(), key, value: encodeEvent(record), resolve, reject });
       if (this.sending) return; // the flush in flight takes the next batch when it ends
       if (this.waiting.length >= this.options.maxBatch) this.flush();
       else if (this.options.lingerMs === 0) this.immediate ??= setImmediate(this.flushNow);
@@ -164,7 +166,10 @@ export class KafkaWriter implements EventLogWriter {
 
   /** Sends `batch` until every record is settled; never rejects. */
   private async send(batch: Waiting[]): Promise<void> {
-    const deadline = Date.now() + this.options.retryMs;
+    // The oldest record's deadline: records that queued behind a flush that was
+    // retrying have spent part of their time already (else a request could wait
+    // twice retryMs for its 503).
+    const deadline = batch[0]!.at + this.options.retryMs;
     let todo = batch;
     let backoff = FIRST_BACKOFF_MS;
     for (let attempt = 1; ; attempt++) {

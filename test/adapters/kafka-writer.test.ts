@@ -226,6 +226,21 @@ t.test('an unknown topic (no auto-creation) rejects after the retry deadline, na
   t.equal((await topicBounds(topic).catch(() => null)), null, 'the topic was not created by asking for it');
 });
 
+t.test('a record queued behind a retrying flush gets retryMs from its own append, not after that flush', async (t) => {
+  const topic = `sg-test-missing-${uniqueSuffix()}`;
+  const writer = new KafkaWriter(settingsFor(topic, { retryMs: 4000 }), createLogger('silent'));
+  const first = writer.append(event('k', 1)).then(() => null, (err: Error) => err);
+  await new Promise((r) => setTimeout(r, 3000));
+  const queuedAt = Date.now();
+  const second = await writer.append(event('k', 2)).then(() => null, (err: Error) => err);
+  const waited = Date.now() - queuedAt;
+  t.ok((await first) instanceof Error && second instanceof Error, 'both rejected (the topic does not exist)');
+  // Queued at 3 s behind a flush that gives up at 4 s: its own deadline is at 7 s, 4 s after its
+  // append. Starting a fresh retryMs when its flush begins would answer only at 8 s.
+  t.ok(waited < 4_700, `answered ${waited} ms after its append (retryMs 4000)`);
+  await writer.close();
+});
+
 t.test('a writer with no reachable broker fails connect after retryMs', async (t) => {
   const writer = new KafkaWriter(
     loadConfig({}, { kafka: { brokers: ['127.0.0.1:1'], topic: 'x', producer: { retryMs: 300, connectTimeoutMs: 200 } } }).kafka,

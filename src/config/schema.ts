@@ -37,6 +37,7 @@ export interface Config {
       lingerMs: number;
       maxBatch: number;
       retryMs: number;
+      unreachableMs: number;
       requestTimeoutMs: number;
       connectTimeoutMs: number;
       maxBatchBytes: number;
@@ -137,6 +138,7 @@ export const schema: SchemaNode = obj({
       lingerMs: int(0, 1000),
       maxBatch: int(1, 100_000),
       retryMs: int(0, 600_000),
+      unreachableMs: int(0, 600_000),
       requestTimeoutMs: int(100, 600_000),
       connectTimeoutMs: int(100, 60_000),
       // The broker refuses a batch over its message.max.bytes (1 MiB by default).

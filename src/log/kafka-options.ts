@@ -1,17 +1,24 @@
 import type { Base, BaseOptions, Consumer } from '@platformatic/kafka';
 import type { Config } from '../config/schema.js';
 import type { KafkaSecurityOptions } from './kafka-security.js';
+import { backoffDelay, type BackoffOptions } from '../util/backoff.js';
 
 /** What kafka.ssl / kafka.sasl turn into for a client (empty for a plaintext cluster): see kafka-security.ts. */
 export type KafkaSecurity = KafkaSecurityOptions;
 
-const FIRST_RETRY_MS = 100;
-const MAX_RETRY_MS = 1_000;
+/**
+ * How every Kafka loop of ours backs off (the library's retries, the writer's
+ * resends, the reader's fetches and joins): 100 ms doubling to 500 ms. The
+ * ceiling is low on purpose: while a broker is away a retry costs one refused
+ * connection, and once it answers again delivery should resume within about
+ * half a second of it (bench/recovery.mjs).
+ */
+export const KAFKA_BACKOFF: Readonly<BackoffOptions> = { baseMs: 100, maxMs: 500 };
 
 /**
  * The options every client of ours shares (producer, group consumer, lookup
  * consumer, admin): the brokers, our client id, the security settings and the
- * timeouts. The library's own retries back off from 100 ms to 1 s; how long a
+ * timeouts. The library's own retries back off as KAFKA_BACKOFF; how long a
  * caller keeps trying overall is its own business (kafka.producer.retryMs for
  * appends, forever for the delivery consumer).
  */
@@ -25,7 +32,7 @@ export function kafkaClientOptions(settings: Readonly<Config['kafka']>, security
     requestTimeout: settings.producer.requestTimeoutMs + 5_000,
     timeout: settings.producer.requestTimeoutMs,
     retries,
-    retryDelay: (_client, _operation, attempt) => Math.min(FIRST_RETRY_MS * 2 ** (attempt - 1), MAX_RETRY_MS),
+    retryDelay: (_client, _operation, attempt) => backoffDelay(attempt - 1, KAFKA_BACKOFF),
     // Topics are created by ensureTopic with our settings, never implicitly.
     autocreateTopics: false,
     ...security,

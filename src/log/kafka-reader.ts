@@ -1,13 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Consumer, ListOffsetTimestamps, type ConsumerGroupJoinPayload } from '@platformatic/kafka';
-import { closeClient, type FetchRequestTopic, type FetchResponse } from './kafka-options.js';
+import { backoffDelay } from '../util/backoff.js';
+import { closeClient, KAFKA_BACKOFF, kafkaClientOptions, type FetchRequestTopic, type FetchResponse, type KafkaSecurity } from './kafka-options.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventLogReader, LogEntry, PartitionHandler } from './event-log.js';
 import { decodeEvent } from './event-record.js';
 import type { GroupLiveness } from './group-liveness.js';
 import { kafkaErrorIds, kafkaErrorText } from './kafka-failure.js';
-import { kafkaClientOptions, type KafkaSecurity } from './kafka-options.js';
 
 /** A partition this member owns: where it reads next, and whether its actor still holds the last entries. */
 interface Owned {
@@ -19,8 +19,6 @@ interface Owned {
 
 const FETCH_WAIT_MS = 100;
 const MAX_BYTES_PER_PARTITION = 1024 * 1024;
-const FIRST_BACKOFF_MS = 100;
-const MAX_BACKOFF_MS = 1_000;
 /** Read-uncommitted: we never write transactionally, and it spares the broker the stable-offset wait. */
 const READ_UNCOMMITTED = 0;
 
@@ -90,16 +88,14 @@ export class KafkaReader implements EventLogReader {
 
   /** Joins the group until it works or the reader stops (broker away: keep trying). */
   private async join(): Promise<void> {
-    let backoff = FIRST_BACKOFF_MS;
-    while (this.running) {
+    for (let failures = 0; this.running; failures++) {
       try {
         await this.consumer.joinGroup({});
         return;
       } catch (err) {
         this.log.debug({ err: kafkaErrorText(err) }, 'joining the consumer group failed; retrying');
       }
-      await sleep(backoff);
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      await sleep(backoffDelay(failures, KAFKA_BACKOFF));
     }
   }
 
@@ -129,21 +125,18 @@ export class KafkaReader implements EventLogReader {
   }
 
   private async fetchLoop(): Promise<void> {
-    let backoff = FIRST_BACKOFF_MS;
     let failures = 0;
     while (this.running) {
       try {
         const progressed = await this.fetchRound();
         if (failures > 0) this.log.info({ failures }, 'Kafka answers again; consuming');
         failures = 0;
-        backoff = FIRST_BACKOFF_MS;
         if (!progressed) await this.idle();
       } catch (err) {
         failures++;
         this.log[failures === 1 ? 'warn' : 'debug']({ err: kafkaErrorText(err), failures }, 'fetching from Kafka failed; retrying');
         this.consumer.clearMetadata();
-        await sleep(backoff);
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+        await sleep(backoffDelay(failures - 1, KAFKA_BACKOFF));
       }
     }
   }

@@ -5,7 +5,8 @@ import type { Logger } from '../observability/logger.js';
 import type { EventLogWriter } from './event-log.js';
 import { encodeEvent, type EventRecord } from './event-record.js';
 import { isRetriableKafkaError, kafkaErrorIds, kafkaErrorText } from './kafka-failure.js';
-import { closeClient, kafkaClientOptions, type KafkaSecurity } from './kafka-options.js';
+import { closeClient, KAFKA_BACKOFF, kafkaClientOptions, type KafkaSecurity } from './kafka-options.js';
+import { backoffDelay } from '../util/backoff.js';
 
 /** An appended record waiting for its flush. */
 interface Waiting {
@@ -17,8 +18,6 @@ interface Waiting {
   reject: (err: Error) => void;
 }
 
-const FIRST_BACKOFF_MS = 100;
-const MAX_BACKOFF_MS = 1_000;
 /** Sends the library retries itself (same request, same sequence numbers) before ours. */
 const LIBRARY_RETRIES = 3;
 /** Answers that mean the broker no longer agrees with our sequence numbers: start a new producer id. */
@@ -60,6 +59,8 @@ export class KafkaWriter implements EventLogWriter {
   /** Set when the broker may hold records we could not account for: a new producer id comes first. */
   private resetProducerId = false;
   private closed = false;
+  /** Since when no broker answered any of our sends (refused, reset, timed out); null once one does. */
+  private unreachableSince: number | null = null;
   private roundRobin = Math.floor(Math.random() * 0x7fffffff);
 
   constructor(settings: Readonly<Config['kafka']>, log: Logger, security: KafkaSecurity = {}) {
@@ -88,8 +89,7 @@ export class KafkaWriter implements EventLogWriter {
    */
   async connect(): Promise<void> {
     const deadline = Date.now() + this.options.retryMs;
-    let backoff = FIRST_BACKOFF_MS;
-    for (;;) {
+    for (let failures = 0; ; failures++) {
       try {
         await this.producer.initIdempotentProducer({});
         await this.producer.metadata({ topics: [this.topic] });
@@ -97,8 +97,7 @@ export class KafkaWriter implements EventLogWriter {
       } catch (err) {
         if (!isRetriableKafkaError(err) || Date.now() >= deadline) throw err;
       }
-      await sleep(Math.min(backoff, Math.max(0, deadline - Date.now())));
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      await sleep(Math.min(backoffDelay(failures, KAFKA_BACKOFF), Math.max(0, deadline - Date.now())));
     }
   }
 
@@ -171,7 +170,6 @@ export class KafkaWriter implements EventLogWriter {
     // twice retryMs for its 503).
     const deadline = batch[0]!.at + this.options.retryMs;
     let todo = batch;
-    let backoff = FIRST_BACKOFF_MS;
     for (let attempt = 1; ; attempt++) {
       let failure: unknown;
       try {
@@ -180,11 +178,15 @@ export class KafkaWriter implements EventLogWriter {
           this.resetProducerId = false;
         }
         await this.producer.send({ messages: todo.map((r): MessageToProduce<Buffer, Buffer, Buffer, Buffer> => ({ topic: this.topic, key: r.key, value: r.value })) });
+        this.unreachableSince = null;
         for (const r of todo) r.resolve();
         return;
       } catch (err) {
         failure = err;
       }
+      // A protocol error is an answer: some broker is there. Only silence counts as unreachable.
+      if (kafkaErrorIds(failure).length > 0) this.unreachableSince = null;
+      else this.unreachableSince ??= Date.now();
       const { accepted, refused } = this.splitByAnswer(todo, failure);
       for (const r of accepted) r.resolve();
       // Partitions the broker accepted advanced on its side but not in the
@@ -193,18 +195,31 @@ export class KafkaWriter implements EventLogWriter {
       todo = refused;
       if (todo.length === 0) return;
       const text = kafkaErrorText(failure);
-      if (!isRetriableKafkaError(failure) || Date.now() >= deadline) {
-        const err = new Error(`Kafka did not acknowledge ${todo.length} record(s) for topic ${this.topic}${isRetriableKafkaError(failure) ? ` within kafka.producer.retryMs (${this.options.retryMs} ms)` : ''}: ${text}`, { cause: failure });
+      const unreachable = this.unreachableFor();
+      if (!isRetriableKafkaError(failure) || Date.now() >= deadline || unreachable !== null) {
+        const why = !isRetriableKafkaError(failure)
+          ? ''
+          : unreachable !== null
+            ? ` (no broker has answered for ${unreachable} ms)`
+            : ` within kafka.producer.retryMs (${this.options.retryMs} ms)`;
+        const err = new Error(`Kafka did not acknowledge ${todo.length} record(s) for topic ${this.topic}${why}: ${text}`, { cause: failure });
         this.log.error({ records: todo.length, attempts: attempt, err: text }, 'Kafka produce failed for good');
         for (const r of todo) r.reject(err);
         // Whether the broker kept them is unknown: later records must not reuse their numbers.
         this.resetProducerId = true;
         return;
       }
-      this.log[attempt === 1 ? 'warn' : 'debug']({ records: todo.length, attempt, backoffMs: backoff, err: text }, 'Kafka produce failed; retrying');
-      await sleep(Math.min(backoff, Math.max(0, deadline - Date.now())));
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      const backoffMs = backoffDelay(attempt - 1, KAFKA_BACKOFF);
+      this.log[attempt === 1 ? 'warn' : 'debug']({ records: todo.length, attempt, backoffMs, err: text }, 'Kafka produce failed; retrying');
+      await sleep(Math.min(backoffMs, Math.max(0, deadline - Date.now())));
     }
+  }
+
+  /** How long no broker has answered, once that is kafka.producer.unreachableMs or more; else null. */
+  private unreachableFor(): number | null {
+    if (this.unreachableSince === null || this.options.unreachableMs === 0) return null;
+    const silent = Date.now() - this.unreachableSince;
+    return silent >= this.options.unreachableMs ? silent : null;
   }
 
   /**

@@ -8,41 +8,22 @@
  * per-request work, while the gap between bare-server.mjs and this is the
  * price of writing to Kafka on the same two cores.
  *
- * BENCH_KAFKA_WRITER=legacy swaps in the home-made writer as of f9588fd
- * (lib/legacy-kafka-writer/, with the producer settings it shipped with), so
- * ingress-modes.mjs can put both writers' floors in the same run (issue 12's
- * A/B); it goes with that folder.
- *
  * Started by ingress-modes.mjs with fork(); env KAFKA_BROKERS and
  * BENCH_TOPIC; argv[2] puts it behind a relay (lib/listen-bare.mjs); reports
  * its port over IPC.
  */
 import uWS from 'uWebSockets.js';
 import { listenBare } from './lib/listen-bare.mjs';
-import { kafkaAdmin } from './lib/kafka-admin.mjs';
 import { loadConfig } from '../dist/config/load-config.js';
+import { ensureTopic } from '../dist/log/kafka-topic.js';
+import { KafkaWriter } from '../dist/log/kafka-writer.js';
 import { createLogger } from '../dist/observability/logger.js';
 
 const config = loadConfig({}, { kafka: { brokers: (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(','), topic: process.env.BENCH_TOPIC } });
-const writer = process.env.BENCH_KAFKA_WRITER === 'legacy' ? await legacyWriter() : await distWriter();
+// streamgate's writer in dist/, on a topic made as streamgate makes it.
+await ensureTopic(config);
+const writer = new KafkaWriter(config.kafka, createLogger('warn'));
 await writer.connect();
-
-/** streamgate's writer in dist/, on a topic made as streamgate makes it. */
-async function distWriter() {
-  const { ensureTopic } = await import('../dist/log/kafka-topic.js');
-  const { KafkaWriter } = await import('../dist/log/kafka-writer.js');
-  await ensureTopic(config);
-  return new KafkaWriter(config.kafka, createLogger('warn'));
-}
-
-/** The home-made writer as of f9588fd; the topic is made by the bench if it is missing. */
-async function legacyWriter() {
-  const { KafkaWriter, legacyProducerDefaults } = await import('./lib/legacy-kafka-writer/index.js');
-  const admin = kafkaAdmin(config.kafka.brokers);
-  if (!(await admin.topicExists(config.kafka.topic))) await admin.createTopic(config.kafka.topic, config.kafka.partitions);
-  await admin.close();
-  return new KafkaWriter({ ...config.kafka, producer: { ...legacyProducerDefaults } }, createLogger('warn'));
-}
 
 let seq = 0;
 const app = uWS.App();

@@ -36,11 +36,11 @@
  * top-level YAML for the ingress nodes, e.g. kafka producer knobs, for A/B runs). Results: console and
  * bench/ingress-modes.md.
  *
- * Kafka writer A/B (issue 12), while bench/lib/legacy-kafka-writer/ exists:
- * one more floor, "baseline + Kafka (legacy writer)", is bare-kafka-server.mjs
- * with the home-made writer as of f9588fd instead of dist/'s, so the writer on
- * @platformatic/kafka meets the old one in the same run (BENCH_LEGACY_WRITER=0
- * leaves it out). The streamgate rows always run dist/'s writer.
+ * Every floor and every streamgate row runs dist/'s Kafka writer
+ * (@platformatic/kafka). Its A/B against the home-made writer it replaced is
+ * written up in docs/kafka-client.md (2026-11-24: this bench against an older
+ * build from `git archive`, alternating builds); bench/kafka-writer.mjs
+ * measures the writer alone.
  */
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
@@ -73,9 +73,7 @@ const GUARD_LABEL = { on: 'guard on (new front)', legacy: 'guard legacy (old gua
 const FLOOR_RELAY = { on: 'guard', legacy: 'legacy', off: 'none' };
 // The old guard refuses an HTTP/2.0 request line with this text (its request-line regex allows only HTTP/1.x).
 const OLD_GUARD_REFUSAL = 'The request line is not `METHOD target HTTP/1.x`';
-const FLOOR_LABEL = { none: 'baseline + Kafka', guard: 'baseline + Kafka + guard (new front)', legacy: 'baseline + Kafka + old guard', 'legacy-writer': 'baseline + Kafka (legacy writer)' };
-// The frozen home-made Kafka writer, for the writer A/B floor (delete with that folder).
-const LEGACY_KAFKA_WRITER = fileURLToPath(new URL('./lib/legacy-kafka-writer/index.js', import.meta.url));
+const FLOOR_LABEL = { none: 'baseline + Kafka', guard: 'baseline + Kafka + guard (new front)', legacy: 'baseline + Kafka + old guard' };
 const say = (msg) => process.stderr.write(`[bench] ${msg}\n`);
 const list = (value, all) => (value ? value.split(',').map((s) => s.trim()).filter((s) => all.includes(s)) : all);
 
@@ -194,14 +192,11 @@ async function main() {
   // Behind the header guard too when a guard-on variant is measured (and behind
   // the old guard for guard-legacy): the floor for those rows is a durable
   // ingress that also pays that guard's relay.
-  // 'legacy-writer': no relay, the old Kafka writer (the writer A/B of issue 12).
-  const durable = { none: {}, guard: {}, legacy: {}, 'legacy-writer': {} };
-  const legacyWriter = process.env.BENCH_LEGACY_WRITER !== '0' && existsSync(LEGACY_KAFKA_WRITER);
-  const floors = ['none', ...(legacyWriter ? ['legacy-writer'] : []), ...(guards.includes('on') ? ['guard'] : []), ...(guards.includes('legacy') ? ['legacy'] : [])];
+  const durable = { none: {}, guard: {}, legacy: {} };
+  const floors = ['none', ...(guards.includes('on') ? ['guard'] : []), ...(guards.includes('legacy') ? ['legacy'] : [])];
   for (const relay of floors) {
     const label = FLOOR_LABEL[relay];
-    const writerEnv = relay === 'legacy-writer' ? { BENCH_KAFKA_WRITER: 'legacy' } : {};
-    const bareKafka = forkChild(`bare-kafka-server-${relay}`, BARE_KAFKA_SERVER, [relay === 'legacy-writer' ? 'none' : relay], { env: { ...process.env, ...writerEnv, KAFKA_BROKERS: brokers.join(','), BENCH_TOPIC: topic } });
+    const bareKafka = forkChild(`bare-kafka-server-${relay}`, BARE_KAFKA_SERVER, [relay], { env: { ...process.env, KAFKA_BROKERS: brokers.join(','), BENCH_TOPIC: topic } });
     const { port: bareKafkaPort } = await waitForMessage(bareKafka, 'ready');
     for (const auth of auths) {
       say(`${label}, ${auth} requests`);
@@ -344,23 +339,6 @@ function frontVsGuard({ auths, durable, rows }) {
   ];
 }
 
-/** The Kafka writer in dist/ against the home-made one (the floor without a relay, same run). */
-function writerAB({ auths, durable }) {
-  const pairs = auths.filter((auth) => durable.none[auth] && durable['legacy-writer'][auth]);
-  if (!pairs.length) return [];
-  return [
-    '## Kafka writer: dist/ against the home-made writer as of f9588fd',
-    '',
-    ...pairs.map((auth) => {
-      const [neu, old] = [durable.none[auth], durable['legacy-writer'][auth]];
-      const [n, o] = [usPerEvent(neu, 'server'), usPerEvent(old, 'server')];
-      return `- bare uWS + Kafka, ${auth} requests: ${int(neu.acceptedPerS)} against ${int(old.acceptedPerS)} ev/s (${pct(neu.acceptedPerS / old.acceptedPerS)}; issue 12 asks for at least 85 %); p99 ${ms(neu.p99)} against ${ms(old.p99)} ms; server CPU ${perEvent(neu, 'server')} against ${perEvent(old, 'server')} µs/event (${n === null || o === null ? '–' : pct(n / o)})`;
-    }),
-    "- the legacy writer runs with the producer settings it shipped with (bench/lib/legacy-kafka-writer/index.js), dist/'s with config/default.yaml's; bench/kafka-writer.mjs compares the writers alone, over several rounds.",
-    '',
-  ];
-}
-
 function report({ options: o, auths, baselines, durable, floors, rows, profile, workDir }) {
   const out = [];
   out.push('# streamgate ingress by auth mode, validation engine and header guard');
@@ -373,7 +351,6 @@ function report({ options: o, auths, baselines, durable, floors, rows, profile, 
   out.push("- baseline + Kafka: bare uWebSockets.js that appends each body to Kafka (streamgate's writer, acks=all) before answering 202 (bench/bare-kafka-server.mjs): the least a durable ingress does; 'vs + Kafka' compares streamgate with it");
   out.push("- baseline + Kafka + guard (new front) / + old guard: the same behind that header guard thread (uWS on a Unix socket, as streamgate with the guard on): the least a durable ingress with that guard does; 'vs + Kafka + its guard' compares the guard-on rows with the first and the guard-legacy rows with the second");
   out.push("- 'vs old guard': a guard-on row's events/s against the guard-legacy row of the same engine and auth mode");
-  if (process.env.BENCH_KAFKA_WRITER === 'legacy') out.push('- BENCH_KAFKA_WRITER=legacy: every bare uWS + Kafka floor ran the legacy writer (a smoke run, not the writer A/B)');
   if (profile) out.push(`- profiled with --cpu-prof: profiles in ${workDir}`);
   out.push('');
   const legacyOf = (engine, auth) => rows.find((r) => r.engine === engine && r.guard === 'legacy' && r.auth === auth)?.result;
@@ -389,7 +366,7 @@ function report({ options: o, auths, baselines, durable, floors, rows, profile, 
             int(d.acceptedPerS),
             pct(d.acceptedPerS / baselines[auth].acceptedPerS),
             relay === 'none' ? '100 %' : pct(d.acceptedPerS / durable.none[auth].acceptedPerS),
-            relay === 'none' || relay === 'legacy-writer' ? '–' : '100 %',
+            relay === 'none' ? '–' : '100 %',
             relay === 'guard' && durable.legacy[auth] ? pct(d.acceptedPerS / durable.legacy[auth].acceptedPerS) : relay === 'legacy' ? '100 %' : '–',
             ms(d.p50), ms(d.p99), ms(d.max), int(d.non2xx), int(d.errors), '–', perEvent(d, 'server'), cpuText(d.cpu),
           ];
@@ -413,7 +390,6 @@ function report({ options: o, auths, baselines, durable, floors, rows, profile, 
   out.push('- server CPU µs/event = CPU time of the server process / accepted events: what one event costs, less sensitive than ev/s to other work on the machine.');
   out.push('');
   out.push(...frontVsGuard({ auths, durable, rows }));
-  out.push(...writerAB({ auths, durable }));
   return `${out.join('\n')}\n`;
 }
 

@@ -1,52 +1,63 @@
 /**
- * `node bench/kafka-writer.mjs` (after `npm run build`): the Kafka writer
- * alone, A/B. The writer in dist/ (KafkaWriter on @platformatic/kafka) against
- * the home-made one as of f9588fd (bench/lib/legacy-kafka-writer/), in
- * alternating rounds, each writer in its own child process with a fresh topic:
+ * `node bench/kafka-writer.mjs` (after `npm run build`): streamgate's Kafka
+ * writer alone (KafkaWriter in dist/log/kafka-writer.js, on
+ * @platformatic/kafka), in rounds, each round a fresh child process and a
+ * fresh topic:
  *
  *   orchestrator ── creates topic ──► broker
  *        │ fork                          ▲
  *        ▼                               │ produce, acks=all
  *   child: N appenders ──► KafkaWriter ──┘   (warm-up, then the measured window)
  *        │ 'measuring' / 'measured' over IPC: the orchestrator reads the
- *        │ broker's CPU from /proc over the same window
+ *        │ broker's and the machine's CPU from /proc over the same window
  *        ▼
  *   orchestrator: ListOffsets == acked? ── deletes topic
  *
- * Per round and writer: events/s, the writer process's CPU per event
- * (process.cpuUsage: its own threads only, and the load loop, which is the
- * same for both), the broker's CPU per event, p50/p99 of append(), and whether
- * the topic holds exactly the records that were acked. Each writer runs with
- * the producer settings it shipped with (the new one: config/default.yaml via
- * dist/; the legacy one: its f9588fd defaults), plus BENCH_PRODUCER.
+ * Per round: events/s, the writer process's CPU per event (process.cpuUsage:
+ * its own threads, the load loop included), the broker's CPU per event, p50/p99
+ * of append(), every other process's CPU (noise), and whether the topic holds
+ * exactly the records that were acked; then the median over rounds. The
+ * producer settings are config/default.yaml's (through dist/), plus
+ * BENCH_PRODUCER.
  *
- * Options (env): BENCH_ROUNDS (3), BENCH_DURATION (5 s measured per writer and
- * round), BENCH_WARMUP (1 s), BENCH_CONCURRENCY (50 appenders awaiting their
- * append in a loop), BENCH_KEYS (1000 partition keys), BENCH_BODY_BYTES
- * (1024), BENCH_PARTITIONS (12), BENCH_WRITERS (new,legacy: the two writers
- * compared, first over second; legacy,legacy runs without the new dist/),
- * BENCH_PRODUCER (JSON merged into both writers' producer settings, e.g.
- * '{"lingerMs":2}'), KAFKA_BROKERS (127.0.0.1:9092).
+ * The A/B against the home-made writer this one replaced is written up in
+ * docs/kafka-client.md (2026-11-24). To repeat an A/B against an older
+ * commit, build it elsewhere and point this bench at its dist/, alternating
+ * the two builds (ABBA) on the same broker:
+ *
+ *   mkdir /tmp/sg-old && git archive <commit> | tar -x -C /tmp/sg-old
+ *   (cd /tmp/sg-old && npm ci && npm run build)
+ *   node bench/kafka-writer.mjs                              # A: this tree
+ *   BENCH_DIST=/tmp/sg-old/dist node bench/kafka-writer.mjs  # B: the older build
+ *
+ * (copy bench/kafka-writer.md aside between runs: each run rewrites it). The
+ * older build needs a KafkaWriter with the same shape (new KafkaWriter(kafka
+ * settings, logger), connect, append, close) and loadConfig in
+ * dist/config/load-config.js.
+ *
+ * Options (env): BENCH_ROUNDS (3), BENCH_DURATION (5 s measured per round),
+ * BENCH_WARMUP (1 s), BENCH_CONCURRENCY (50 appenders awaiting their append in
+ * a loop), BENCH_KEYS (1000 partition keys), BENCH_BODY_BYTES (1024),
+ * BENCH_PARTITIONS (12), BENCH_PRODUCER (JSON merged into the producer
+ * settings, e.g. '{"lingerMs":2}'), BENCH_DIST (the dist/ folder to load the
+ * writer from; this tree's by default), KAFKA_BROKERS (127.0.0.1:9092).
  * Results: console and bench/kafka-writer.md.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join, resolve as resolvePath } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { forkChild, stopChild, waitForMessage } from './lib/children.mjs';
 import { onCleanup, runWithCleanup } from './lib/cleanup.mjs';
 import { findPid, startCpuMeter } from './lib/cpu.mjs';
 import { kafkaAdmin } from './lib/kafka-admin.mjs';
 import { say } from './lib/say.mjs';
-import { int, ms, pct, table } from './lib/table.mjs';
+import { int, ms, table } from './lib/table.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 const RESULTS = fileURLToPath(new URL('./kafka-writer.md', import.meta.url));
-const NEW_WRITER = fileURLToPath(new URL('../dist/log/kafka-writer.js', import.meta.url));
-const LEGACY_WRITER = new URL('./lib/legacy-kafka-writer/index.js', import.meta.url).href;
-const WRITERS = ['new', 'legacy'];
 
 const num = (name, def) => Number(process.env[name] ?? def);
 const options = {
@@ -57,8 +68,8 @@ const options = {
   keys: num('BENCH_KEYS', 1000),
   bodyBytes: num('BENCH_BODY_BYTES', 1024),
   partitions: num('BENCH_PARTITIONS', 12),
-  writers: (process.env.BENCH_WRITERS ?? WRITERS.join(',')).split(',').map((w) => w.trim()).filter(Boolean),
   producer: JSON.parse(process.env.BENCH_PRODUCER || '{}'),
+  dist: resolvePath(process.env.BENCH_DIST ?? fileURLToPath(new URL('../dist', import.meta.url))),
   brokers: (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(','),
 };
 
@@ -68,16 +79,10 @@ else runWithCleanup(main);
 // ---- orchestrator ------------------------------------------------------------
 
 async function main() {
-  const { writers } = options;
-  if (writers.length !== 2 || !writers.every((w) => WRITERS.includes(w))) {
-    throw new Error(`BENCH_WRITERS=${process.env.BENCH_WRITERS}: two of ${WRITERS.join(', ')}, e.g. new,legacy`);
-  }
-  // A dist/ still built from the home-made writer would silently make this legacy against legacy.
-  if (writers.includes('new') && !importsPackage(NEW_WRITER, '@platformatic/kafka')) {
-    throw new Error('dist/log/kafka-writer.js does not use @platformatic/kafka: rebuild dist/ from the new writer (`npm run build`), or run BENCH_WRITERS=legacy,legacy');
-  }
-  // Same writer twice (a smoke run): tell the rows apart.
-  const labels = writers[0] === writers[1] ? writers.map((w, i) => `${w}#${i + 1}`) : writers;
+  const writerFile = join(options.dist, 'log', 'kafka-writer.js');
+  if (!existsSync(writerFile)) throw new Error(`${writerFile} is missing: run \`npm run build\` first`);
+  // Named in the report: an older build (BENCH_DIST) may hold the home-made writer.
+  const client = importsPackage(writerFile, '@platformatic/kafka') ? '@platformatic/kafka' : 'not @platformatic/kafka (an older build?)';
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const kafkaPid = findPid('kafka.Kafka');
   const admin = kafkaAdmin(options.brokers);
@@ -86,40 +91,35 @@ async function main() {
     for (const topic of topics) await admin.deleteTopic(topic).catch((err) => say(`cleanup: delete ${topic}: ${err.message}`));
     await admin.close().catch(() => {});
   });
-  say(`run ${runId}: ${labels.join(' vs ')}, ${options.rounds} round(s) of ${options.duration} s (+${options.warmup} s warm-up), ${options.concurrency} appenders; broker pid ${kafkaPid ?? 'not found'}`);
+  say(`run ${runId}: ${writerFile} (${client}), ${options.rounds} round(s) of ${options.duration} s (+${options.warmup} s warm-up), ${options.concurrency} appenders; broker pid ${kafkaPid ?? 'not found'}`);
 
   const rows = [];
   for (let round = 1; round <= options.rounds; round++) {
-    // Alternate who goes first, so drift on a shared machine does not favour one side.
-    const order = round % 2 === 1 ? [0, 1] : [1, 0];
-    for (const i of order) {
-      const writer = writers[i];
-      const topic = `sg-bench-kw-${runId}-r${round}-${labels[i].replace('#', '')}`;
-      topics.add(topic);
-      await admin.createTopic(topic, options.partitions);
-      const result = await runWriter({ writer, topic, kafkaPid, name: `${labels[i]} round ${round}` });
-      result.inTopic = await admin.countEvents(topic);
-      result.ok = result.failed === 0 && result.inTopic === result.acked;
-      await admin.deleteTopic(topic);
-      topics.delete(topic);
-      rows.push({ round, label: labels[i], index: i, ...result });
-      say(
-        `round ${round} ${labels[i]}: ${int(result.perS)} ev/s, ${result.writerUs.toFixed(1)} µs CPU/event (broker ${fixed(result.brokerUs)}), ` +
-          `p50 ${ms(result.p50)} p99 ${ms(result.p99)} ms; acked ${result.acked}, failed ${result.failed}, in topic ${result.inTopic}${result.ok ? '' : '  <-- MISMATCH'}`,
-      );
-    }
+    const topic = `sg-bench-kw-${runId}-r${round}`;
+    topics.add(topic);
+    await admin.createTopic(topic, options.partitions);
+    const result = await runWriter({ topic, kafkaPid, name: `round ${round}` });
+    result.inTopic = await admin.countEvents(topic);
+    result.ok = result.failed === 0 && result.inTopic === result.acked;
+    await admin.deleteTopic(topic);
+    topics.delete(topic);
+    rows.push({ round, ...result });
+    say(
+      `round ${round}: ${int(result.perS)} ev/s, ${result.writerUs.toFixed(1)} µs CPU/event (broker ${fixed(result.brokerUs)}), ` +
+        `p50 ${ms(result.p50)} p99 ${ms(result.p99)} ms, others ${result.cpu.others ?? '–'} %; acked ${result.acked}, failed ${result.failed}, in topic ${result.inTopic}${result.ok ? '' : '  <-- MISMATCH'}${result.firstError ? ` (first error: ${result.firstError})` : ''}`,
+    );
   }
 
-  const text = report({ labels, rows });
+  const text = report({ writerFile, client, rows });
   process.stdout.write(`\n${text}`);
   await writeFile(RESULTS, text);
   say(`written ${RESULTS}`);
   if (rows.some((r) => !r.ok)) throw new Error('a topic does not hold exactly the acked records: see the report');
 }
 
-/** One writer, one round: a fresh child process, measured over the window it announces. */
-async function runWriter({ writer, topic, kafkaPid, name }) {
-  const spec = { writer, topic, brokers: options.brokers, ...pick(options, ['duration', 'warmup', 'concurrency', 'keys', 'bodyBytes', 'partitions', 'producer']) };
+/** One round: a fresh child process, measured over the window it announces. */
+async function runWriter({ topic, kafkaPid, name }) {
+  const spec = { topic, brokers: options.brokers, ...pick(options, ['duration', 'warmup', 'concurrency', 'keys', 'bodyBytes', 'partitions', 'producer', 'dist']) };
   const proc = forkChild(`kafka-writer ${name}`, SELF, ['child', JSON.stringify(spec)]);
   const { settings } = await waitForMessage(proc, 'ready', 60_000);
   const measuring = waitForMessage(proc, 'measuring', 60_000 + options.warmup * 1000);
@@ -156,49 +156,39 @@ function importsPackage(file, pkg, seen = new Set()) {
 
 // ---- report ------------------------------------------------------------------
 
-function report({ labels, rows }) {
+function report({ writerFile, client, rows }) {
   const o = options;
   const env = Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_') || k === 'KAFKA_BROKERS').map(([k, v]) => `${k}=${shellQuote(v)}`);
   const out = [];
-  out.push(`# Kafka writer A/B: ${labels[0]} against ${labels[1]}`);
+  out.push('# Kafka writer alone');
   out.push('');
   out.push(`- date: ${new Date().toISOString()}`);
   out.push(`- command: \`${[...env, 'node bench/kafka-writer.mjs'].join(' ')}\``);
   out.push(`- node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}); load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' / ')} (1/5/15 min: other work on the machine skews every figure)`);
-  out.push(`- ${o.rounds} round${o.rounds === 1 ? '' : 's'}, writers alternating who goes first; per writer and round a fresh child process and a fresh topic of ${o.partitions} partitions on ${o.brokers.join(',')}; ${o.warmup} s warm-up, then ${o.duration} s measured`);
+  out.push(`- writer: ${writerFile} (${client}); the A/B against the home-made writer it replaced is in docs/kafka-client.md (2026-11-24)`);
+  out.push(`- ${o.rounds} round${o.rounds === 1 ? '' : 's'}; per round a fresh child process and a fresh topic of ${o.partitions} partitions on ${o.brokers.join(',')}; ${o.warmup} s warm-up, then ${o.duration} s measured`);
   out.push(`- load: ${o.concurrency} appenders, each awaiting append() in a loop; event records with ${o.bodyBytes} B bodies over ${o.keys} partition keys; acks=all`);
-  out.push('- new: dist/log/kafka-writer.js (@platformatic/kafka); legacy: the home-made writer as of f9588fd (bench/lib/legacy-kafka-writer/)');
-  for (const label of labels) {
-    const settings = rows.find((r) => r.label === label)?.settings;
-    if (settings) out.push(`- ${label} producer settings: \`${JSON.stringify(settings)}\``);
-  }
+  const settings = rows.find((r) => r.settings)?.settings;
+  if (settings) out.push(`- producer settings: \`${JSON.stringify(settings)}\``);
   out.push("- writer CPU: process.cpuUsage() of the writer's process over the window (all its threads, the load loop included); broker CPU: the broker process from /proc over the same window, on a shared broker (others' traffic counts too); others: every other process on the machine (noise)");
   out.push('- check: the topic holds exactly the acked records (ListOffsets, high - low, summed over partitions) and no append failed');
   out.push('');
+  const cells = (r) => [int(r.perS), r.writerUs.toFixed(1), fixed(r.brokerUs), ms(r.p50), ms(r.p99)];
   out.push(table(
-    ['round', 'writer', 'events/s', 'writer CPU µs/event', 'broker CPU µs/event', 'p50 ms', 'p99 ms', 'acked (incl. warm-up)', 'failed', 'in topic', 'check', 'writer / broker / others CPU'],
-    rows.map((r) => [
-      r.round, r.label, int(r.perS), r.writerUs.toFixed(1), fixed(r.brokerUs), ms(r.p50), ms(r.p99), int(r.acked), int(r.failed), int(r.inTopic), r.ok ? 'ok' : 'MISMATCH',
-      `${r.cpu.writer ?? '–'} / ${r.cpu.kafka ?? '–'} / ${r.cpu.others ?? '–'} %`,
-    ]),
+    ['round', 'events/s', 'writer CPU µs/event', 'broker CPU µs/event', 'p50 ms', 'p99 ms', 'acked (incl. warm-up)', 'failed', 'in topic', 'check', 'writer / broker / others CPU'],
+    [
+      ...rows.map((r) => [
+        r.round, ...cells(r), int(r.acked), int(r.failed), int(r.inTopic), r.ok ? 'ok' : 'MISMATCH',
+        `${r.cpu.writer ?? '–'} / ${r.cpu.kafka ?? '–'} / ${r.cpu.others ?? '–'} %`,
+      ]),
+      // Each column's own median (not one round's row).
+      ['median', ...cells(medians(rows, ['perS', 'writerUs', 'brokerUs', 'p50', 'p99'])), '', '', '', '', `${medianCpu(rows, 'writer')} / ${medianCpu(rows, 'kafka')} / ${medianCpu(rows, 'others')} %`],
+    ],
   ));
   out.push('');
-  const ratios = [];
-  for (let round = 1; round <= o.rounds; round++) {
-    const [a, b] = labels.map((l) => rows.find((r) => r.round === round && r.label === l));
-    if (!a || !b) continue;
-    const ratio = { events: a.perS / b.perS, cpu: a.writerUs / b.writerUs, broker: a.brokerUs && b.brokerUs ? a.brokerUs / b.brokerUs : null };
-    ratios.push(ratio);
-    out.push(`- round ${round}, ${labels[0]} / ${labels[1]}: events/s ${pct(ratio.events)}; writer CPU per event ${pct(ratio.cpu)}; broker CPU per event ${pct(ratio.broker)}; p99 ${ms(a.p99)} vs ${ms(b.p99)} ms`);
-  }
-  if (ratios.length) {
-    const events = median(ratios.map((r) => r.events));
-    out.push(`- median over rounds, ${labels[0]} / ${labels[1]}: events/s ${pct(events)}, writer CPU per event ${pct(median(ratios.map((r) => r.cpu)))}, broker CPU per event ${pct(median(ratios.filter((r) => r.broker !== null).map((r) => r.broker)))}`);
-    if (labels[0] === 'new' && labels[1] === 'legacy') {
-      out.push(`- issue 12 asks ingress through the library to keep at least 85 % of the old writer's events/s; the writer alone here: ${pct(events)} (${events >= 0.85 ? 'meets' : 'BELOW'} 85 %)`);
-    }
-  }
   out.push(`- every topic held exactly its acked records: ${rows.every((r) => r.ok) ? 'yes' : 'NO (see check column)'}`);
+  const errors = rows.filter((r) => r.firstError).map((r) => `round ${r.round}: ${r.firstError}`);
+  if (errors.length) out.push(`- first append error: ${errors.join('; ')}`);
   out.push('');
   return out.join('\n');
 }
@@ -206,6 +196,12 @@ function report({ labels, rows }) {
 const fixed = (n) => (n === null || n === undefined || !Number.isFinite(n) ? '–' : n.toFixed(1));
 const pick = (obj, keys) => Object.fromEntries(keys.map((k) => [k, obj[k]]));
 const shellQuote = (v) => (/^[\w@%+=:,./-]*$/.test(v) ? v : `'${v.replaceAll("'", "'\\''")}'`);
+/** Per key, the median over rows of the values that are known. */
+const medians = (rows, keys) => Object.fromEntries(keys.map((k) => [k, median(rows.map((r) => r[k]).filter((v) => v !== null && v !== undefined && Number.isFinite(v)))]));
+const medianCpu = (rows, who) => {
+  const m = median(rows.map((r) => r.cpu[who]).filter((v) => v !== null && v !== undefined));
+  return m === null ? '–' : Math.round(m);
+};
 
 function median(values) {
   if (!values.length) return null;
@@ -214,7 +210,7 @@ function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-// ---- child: one writer under load --------------------------------------------
+// ---- child: the writer under load --------------------------------------------
 
 async function child(spec) {
   const { default: pino } = await import('pino');
@@ -281,19 +277,11 @@ async function child(spec) {
   process.send({ type: 'result', result }, () => process.disconnect());
 }
 
-/** The writer class and its settings (the `kafka` config section). */
+/** The writer class and its settings (the `kafka` config section), from the dist/ under test. */
 async function loadWriter(spec) {
-  const base = { brokers: spec.brokers, clientId: 'sg-bench-kw', topic: spec.topic };
-  if (spec.writer === 'legacy') {
-    const { KafkaWriter, legacyProducerDefaults } = await import(LEGACY_WRITER);
-    const settings = {
-      ...base, partitions: spec.partitions, replicationFactor: 1, groupId: 'sg-bench-kw-unused', sessionTimeoutMs: 10000, heartbeatIntervalMs: 1000,
-      producer: { ...legacyProducerDefaults, ...spec.producer },
-    };
-    return { KafkaWriter, settings };
-  }
-  const { KafkaWriter } = await import(new URL('../dist/log/kafka-writer.js', import.meta.url).href);
-  const { loadConfig } = await import(new URL('../dist/config/load-config.js', import.meta.url).href);
-  const { kafka } = loadConfig({}, { kafka: { ...base, partitions: spec.partitions } });
+  const dist = (path) => pathToFileURL(join(spec.dist, path)).href;
+  const { KafkaWriter } = await import(dist('log/kafka-writer.js'));
+  const { loadConfig } = await import(dist('config/load-config.js'));
+  const { kafka } = loadConfig({}, { kafka: { brokers: spec.brokers, clientId: 'sg-bench-kw', topic: spec.topic, partitions: spec.partitions } });
   return { KafkaWriter, settings: { ...kafka, producer: { ...kafka.producer, ...spec.producer } } };
 }

@@ -3,6 +3,7 @@ import { isServiceError, ServiceError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { ClientAddressSource } from './client-address.js';
 import { captureExchange, type Exchange } from './exchange.js';
+import { matchesPattern } from './route-pattern.js';
 
 export type Method = 'get' | 'post' | 'put' | 'del' | 'patch';
 export type Handler = (exchange: Exchange) => Promise<void> | void;
@@ -40,12 +41,28 @@ export class Router {
     });
   }
 
-  /** Answers every unmatched path with 404 not_found in the envelope. */
+  /**
+   * Answers what no route took: 405 `method_not_allowed` with `Allow` when the
+   * path is served with other methods (RFC 9110 §15.5.6), else 404 `not_found`.
+   */
   fallback(maxBodyBytes: number): void {
     this.app.any('/*', (res, req) => {
       const exchange = captureExchange(res, req, 0, maxBodyBytes, this.addresses);
+      const allowed = this.methodsFor(exchange.path);
+      if (allowed.length > 0) {
+        exchange.sendError(new ServiceError('method_not_allowed', `${exchange.path} does not take ${exchange.method}; it takes ${allowed.join(', ')}.`), { allow: allowed.join(', ') });
+        return;
+      }
       exchange.sendError(new ServiceError('not_found', `No route for ${exchange.method} ${exchange.path}.`));
     });
+  }
+
+  /** The methods routes serve on `path` (HEAD wherever GET is: the front answers HEAD as GET). */
+  private methodsFor(path: string): string[] {
+    const methods = new Set<string>();
+    for (const route of this.routes) if (matchesPattern(route.pattern, path)) methods.add(route.method);
+    if (methods.has('GET')) methods.add('HEAD');
+    return [...methods].sort();
   }
 
   private run(handler: Handler, exchange: Exchange): void {

@@ -90,7 +90,9 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     const r = new FieldReader(await readJsonObject(ex), ['target']);
     const targetName = r.string('target', { max: 100 });
     r.done();
-    const event = await log.event(ws.id, decodePathSegment(ex.params[1]!));
+    // The same lookup as GET: an event delivered moments ago may not be in the
+    // attempt log yet (it is flushed in batches), but the event log has it.
+    const event = await findEvent(ws, decodePathSegment(ex.params[1]!), ex);
     if (!event) throw new ServiceError('not_found', 'No such event.');
 
     // Only where the event was routed: a redelivery runs through routing again

@@ -13,6 +13,9 @@ import { firstRunMessage } from './management/first-run.js';
 import { applyDeploy } from './deploy/apply-deploy.js';
 import { DeployFileError, readDeployFile } from './deploy/deploy-file.js';
 import { TopologyRepo } from './storage/topology-repo.js';
+import { KeyRepo } from './storage/key-repo.js';
+import { RedisCacheStore } from './cache/redis-cache-store.js';
+import { InvalidationBus } from './cache/invalidation-bus.js';
 import { MEMBER_ROLES, MembershipRepo, type MemberRole } from './storage/membership-repo.js';
 
 const USAGE = `usage:
@@ -21,6 +24,7 @@ const USAGE = `usage:
   streamgate migrate
   streamgate admin bootstrap --email EMAIL [--json]
   streamgate admin keys [--json]
+  streamgate admin revoke KEY_ID
   streamgate admin grant --tenant ten_... --subject SUB --role Owner|Admin|Member`;
 
 async function main(argv: string[]): Promise<number> {
@@ -35,6 +39,7 @@ async function main(argv: string[]): Promise<number> {
     case 'admin':
       if (rest[0] === 'bootstrap') return runBootstrap(rest.slice(1));
       if (rest[0] === 'keys') return runListKeys(rest.slice(1));
+      if (rest[0] === 'revoke') return runRevoke(rest.slice(1));
       if (rest[0] === 'grant') return runGrant(rest.slice(1));
       break;
   }
@@ -106,6 +111,39 @@ async function withDatabase<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
     await sql.end({ timeout: 5 });
     await db.stop?.();
   }
+}
+
+/**
+ * `streamgate admin revoke KEY_ID`: revokes an API key (a leaked one) by its
+ * id, whatever its workspace. With Redis configured every running node drops
+ * its key cache at once (the invalidation bus); otherwise within
+ * ingress.cacheTtlMs. Idempotent: a key revoked before is reported, exit 0.
+ */
+async function runRevoke(args: string[]): Promise<number> {
+  const keyId = args[0];
+  if (!keyId || args.length !== 1 || !/^key_[A-Za-z0-9_-]+$/.test(keyId)) {
+    process.stderr.write('admin revoke needs one API key id (key_…, as `streamgate admin keys` lists them)\n');
+    return 2;
+  }
+  const outcome = await withDatabase(async (sql) => {
+    const exists = (await sql`SELECT 1 FROM api_keys WHERE key_id = ${keyId}`).length > 0;
+    return exists ? ((await new KeyRepo(sql).revokeAnywhere(keyId)) ? 'revoked' : 'already revoked') : 'unknown';
+  });
+  if (outcome === 'unknown') {
+    process.stderr.write(`no API key ${keyId}\n`);
+    return 1;
+  }
+  const config = loadConfig();
+  if (outcome === 'revoked' && config.redis.url) {
+    const store = new RedisCacheStore(config.redis.url, config.redis.keyPrefix, createLogger('warn'));
+    try {
+      await new InvalidationBus(store).publish('key');
+    } finally {
+      await store.close();
+    }
+  }
+  process.stdout.write(`${keyId} ${outcome}\n`);
+  return 0;
 }
 
 async function runMigrate(): Promise<number> {

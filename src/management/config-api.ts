@@ -1,5 +1,6 @@
 import type { ManagementAuth } from '../auth/management-auth.js';
 import type { InvalidationBus } from '../cache/invalidation-bus.js';
+import type { KeyRepo } from '../storage/key-repo.js';
 import { ServiceError } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
 import type { Router } from '../http/router.js';
@@ -22,6 +23,7 @@ export interface ConfigApiDeps {
   maxBodyBytes: number;
   defaultTimeoutMs: number;
   queueLookup: QueueLookupRepo;
+  keys: KeyRepo;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -121,6 +123,32 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
     }
     const key = await deps.licenses.createKey({ licenseId: ws.licenseId, workspaceId: ws.id, profile, name, queueScopes: queueScopes ?? null });
     ex.sendJson(201, { keyId: key.keyId, key: key.wire, profile, tenantPublicId: ws.publicId, queueScopes: queueScopes ?? null });
+  });
+
+  // The workspace's keys, never a secret: what an owner needs to find the key to revoke.
+  router.add('get', `${base}/keys`, opts, async (ex) => {
+    const { ws } = await access(ex);
+    const keys = await deps.keys.list(ws.id);
+    ex.sendJson(200, {
+      data: keys.map((k) => ({
+        keyId: k.keyId, name: k.name, profile: k.profile, queueScopes: k.queueScopes,
+        createdAt: k.createdAt.toISOString(), revokedAt: k.revokedAt?.toISOString() ?? null,
+      })),
+    });
+  });
+
+  // Revokes a key: every node refuses it (401 invalid_api_key) once the invalidation reaches it.
+  // Idempotent (reference §7): again, an unknown id or another workspace's → 204, nothing changes.
+  // A key cannot revoke one of a higher profile than its own, as it could not have made it.
+  router.add('del', `${base}/keys/:keyId`, opts, async (ex) => {
+    const { profile: callerProfile, ws } = await access(ex);
+    const keyId = decodePathSegment(ex.params[1]!);
+    const target = await deps.keys.profileOf(ws.id, keyId);
+    if (target !== null && PROFILE_RANK[target] > PROFILE_RANK[callerProfile]) {
+      throw new ServiceError('missing_permission', `A ${callerProfile} key cannot revoke a ${target} key.`);
+    }
+    if (await deps.keys.revoke(ws.id, keyId)) await changed('key');
+    ex.send(204, '');
   });
 }
 

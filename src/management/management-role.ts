@@ -12,6 +12,7 @@ import { registerConfigApi } from './config-api.js';
 import { registerWaasApi } from './waas-api.js';
 import { registerSigningKeysApi } from './signing-keys-api.js';
 import { SigningKeyRepo } from '../storage/signing-key-repo.js';
+import { KeyRepo } from '../storage/key-repo.js';
 import { QueueLookupRepo } from '../storage/queue-lookup-repo.js';
 import { registerEventsApi } from './events-api.js';
 
@@ -30,6 +31,7 @@ export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle>
     maxBodyBytes: ctx.config.server.maxManagementBodyBytes,
     defaultTimeoutMs: ctx.config.delivery.timeoutMs,
     queueLookup: new QueueLookupRepo(ctx.sql),
+    keys: new KeyRepo(ctx.sql),
   });
   registerWaasApi(ctx.router, {
     auth,

@@ -35,5 +35,13 @@ export function registerSigningKeysApi(router: Router, deps: SigningKeysApiDeps)
     const keys = await deps.signingKeys.active(ws.id);
     ex.sendJson(200, { data: keys.map((k) => ({ keyId: k.keyId, createdAt: k.createdAt.toISOString() })) });
   });
+  // Revokes a signing key: ingress stops accepting signatures made with it on every node (invalidation
+  // bus); with no active key left, the workspace's signed-request queues answer queue_paused.
+  // Idempotent: again, unknown or another workspace's id → 204 all the same, nothing changes.
+  router.add('del', '/v1/tenants/:tenant/signing-keys/:keyId', { maxBodyBytes: 0 }, async (ex) => {
+    const { ws } = await deps.auth.configWorkspace(ex, decodePathSegment(ex.params[0]!, 'No such workspace.'));
+    if (await deps.signingKeys.revoke(ws.id, decodePathSegment(ex.params[1]!))) await deps.bus.publish('signing-key');
+    ex.send(204, '');
+  });
 }
 

@@ -28,4 +28,43 @@ export class KeyRepo {
       WHERE k.key_id = ${keyId}`;
     return row ?? null;
   }
+
+  /** The workspace's keys, newest first, revoked ones included (with when); never a secret or its hash. */
+  async list(workspaceId: string): Promise<KeyListing[]> {
+    return this.sql<KeyListing[]>`
+      SELECT key_id AS "keyId", name, profile, queue_scopes AS "queueScopes", created_at AS "createdAt", revoked_at AS "revokedAt"
+      FROM api_keys WHERE workspace_id = ${workspaceId}
+      ORDER BY created_at DESC, id DESC`;
+  }
+
+  /** The profile of the workspace's key `keyId`, or null when the workspace has no such key. */
+  async profileOf(workspaceId: string, keyId: string): Promise<KeyProfile | null> {
+    const [row] = await this.sql<{ profile: KeyProfile }[]>`SELECT profile FROM api_keys WHERE workspace_id = ${workspaceId} AND key_id = ${keyId}`;
+    return row?.profile ?? null;
+  }
+
+  /** Revokes the workspace's key `keyId`; true when this call revoked it (false: unknown, another workspace's, or revoked before). */
+  async revoke(workspaceId: string, keyId: string): Promise<boolean> {
+    const rows = await this.sql`
+      UPDATE api_keys SET revoked_at = now()
+      WHERE workspace_id = ${workspaceId} AND key_id = ${keyId} AND revoked_at IS NULL
+      RETURNING key_id`;
+    return rows.length > 0;
+  }
+
+  /** Revokes a key by id alone (the operator's CLI); true when this call revoked it. */
+  async revokeAnywhere(keyId: string): Promise<boolean> {
+    const rows = await this.sql`UPDATE api_keys SET revoked_at = now() WHERE key_id = ${keyId} AND revoked_at IS NULL RETURNING key_id`;
+    return rows.length > 0;
+  }
+}
+
+/** A key as the key list shows it. */
+export interface KeyListing {
+  keyId: string;
+  name: string | null;
+  profile: KeyProfile;
+  queueScopes: string[] | null;
+  createdAt: Date;
+  revokedAt: Date | null;
 }

@@ -28,4 +28,16 @@ export class SigningKeyRepo {
       FROM signing_keys WHERE workspace_id = ${workspaceId} AND revoked_at IS NULL
       ORDER BY created_at DESC, id DESC`;
   }
+
+  /**
+   * Revokes the workspace's signing key `keyId`; true when this call revoked it.
+   * A key of another workspace, an unknown id or one revoked before: false, nothing changes.
+   */
+  async revoke(workspaceId: string, keyId: string): Promise<boolean> {
+    const rows = await this.sql`
+      UPDATE signing_keys SET revoked_at = now()
+      WHERE workspace_id = ${workspaceId} AND key_id = ${keyId} AND revoked_at IS NULL
+      RETURNING key_id`;
+    return rows.length > 0;
+  }
 }

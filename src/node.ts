@@ -7,6 +7,7 @@ import { KeyRepo } from './storage/key-repo.js';
 import { TopologyRepo } from './storage/topology-repo.js';
 import { InvalidationBus } from './cache/invalidation-bus.js';
 import { openBackends } from './node-backends.js';
+import { KeyUsage } from './auth/key-usage.js';
 import { KeyAuthenticator } from './auth/key-authenticator.js';
 import { ClientAddressSource } from './http/client-address.js';
 import { Router, type RouteInfo } from './http/router.js';
@@ -86,6 +87,10 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
 
     const app = uWS.App();
     const topology = new TopologyRepo(sql);
+    const keyRepo = new KeyRepo(sql);
+    const keyUsage = new KeyUsage((keyIds) => keyRepo.touch(keyIds), log);
+    // Before sql.end (closers run in reverse): the last notes are written first.
+    closers.push(() => keyUsage.stop());
     const ctx: NodeContext = {
       config,
       log,
@@ -96,7 +101,7 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
       singleNode: backends.singleNode,
       router: new Router(app, log, new ClientAddressSource(config.server.headerGuard, config.server.proxyProtocolFrom)),
       topology,
-      keys: new KeyAuthenticator(new KeyRepo(sql), config.ingress.cacheTtlMs),
+      keys: new KeyAuthenticator(keyRepo, config.ingress.cacheTtlMs, keyUsage),
       routes: new RouteTable(topology, config.ingress.cacheTtlMs, config.delivery.timeoutMs, {
         // A single node's in-process cache would only duplicate the gate's own: share only when clustered.
         gate: new RoutingGate(new WaasGateRepo(sql), {

@@ -104,6 +104,7 @@ export class IngressAuth {
     if (stored.queueScopes !== null && !stored.queueScopes.includes(queue.queueName)) {
       throw new ServiceError('client_scope_denied', "This queue is not among the key's queue scopes.");
     }
+    this.keys.usage?.used(stored.keyId);
     return NOT_PAYMENTS;
   }
 

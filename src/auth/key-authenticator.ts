@@ -1,6 +1,7 @@
 import { TtlCache } from '../cache/ttl-cache.js';
 import { ServiceError } from '../errors.js';
 import type { KeyRepo, StoredKey } from '../storage/key-repo.js';
+import type { KeyUsage } from './key-usage.js';
 import { parseApiKey, secretMatches } from './api-key.js';
 
 /**
@@ -14,6 +15,8 @@ export class KeyAuthenticator {
   constructor(
     private readonly repo: KeyRepo,
     ttlMs: number,
+    /** Where a successful authentication is noted (the key list's lastUsedAt). */
+    readonly usage: KeyUsage | null = null,
   ) {
     this.cache = new TtlCache(ttlMs);
   }
@@ -25,6 +28,7 @@ export class KeyAuthenticator {
     if (!stored || stored.revoked || !secretMatches(parsed.secret, stored.secretHash)) {
       throw new ServiceError('invalid_api_key');
     }
+    this.usage?.used(stored.keyId);
     return stored;
   }
 

@@ -132,7 +132,7 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
     ex.sendJson(200, {
       data: keys.map((k) => ({
         keyId: k.keyId, name: k.name, profile: k.profile, queueScopes: k.queueScopes,
-        createdAt: k.createdAt.toISOString(), revokedAt: k.revokedAt?.toISOString() ?? null,
+        createdAt: k.createdAt.toISOString(), lastUsedAt: k.lastUsedAt?.toISOString() ?? null, revokedAt: k.revokedAt?.toISOString() ?? null,
       })),
     });
   });

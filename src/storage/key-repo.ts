@@ -32,7 +32,8 @@ export class KeyRepo {
   /** The workspace's keys, newest first, revoked ones included (with when); never a secret or its hash. */
   async list(workspaceId: string): Promise<KeyListing[]> {
     return this.sql<KeyListing[]>`
-      SELECT key_id AS "keyId", name, profile, queue_scopes AS "queueScopes", created_at AS "createdAt", revoked_at AS "revokedAt"
+      SELECT key_id AS "keyId", name, profile, queue_scopes AS "queueScopes", created_at AS "createdAt",
+             last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"
       FROM api_keys WHERE workspace_id = ${workspaceId}
       ORDER BY created_at DESC, id DESC`;
   }
@@ -52,6 +53,11 @@ export class KeyRepo {
     return rows.length > 0;
   }
 
+  /** Marks these keys used now (the key list's lastUsedAt; see KeyUsage). */
+  async touch(keyIds: string[]): Promise<void> {
+    await this.sql`UPDATE api_keys SET last_used_at = now() WHERE key_id = ANY(${keyIds})`;
+  }
+
   /** Revokes a key by id alone (the operator's CLI); true when this call revoked it. */
   async revokeAnywhere(keyId: string): Promise<boolean> {
     const rows = await this.sql`UPDATE api_keys SET revoked_at = now() WHERE key_id = ${keyId} AND revoked_at IS NULL RETURNING key_id`;
@@ -66,5 +72,6 @@ export interface KeyListing {
   profile: KeyProfile;
   queueScopes: string[] | null;
   createdAt: Date;
+  lastUsedAt: Date | null;
   revokedAt: Date | null;
 }

@@ -38,8 +38,19 @@ t.test('a revoked key is refused on every node; revoking again, unknown or forei
   t.equal(listed.status, 200);
   const entry = listed.body.data.find((k: { keyId: string }) => k.keyId === keyId);
   t.match(entry, { keyId, name: 'leaked', profile: 'ingress', queueScopes: null, revokedAt: null });
+  // Uses are written in batches (every 5 s, once a minute per key and node): wait for the first.
+  let used = entry.lastUsedAt;
+  for (let i = 0; i < 100 && !used; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    used = (await api.manage('GET', api.tenantPath('/keys'))).body.data.find((k: { keyId: string }) => k.keyId === keyId).lastUsedAt;
+  }
+  t.ok(used && Math.abs(Date.parse(used) - Date.now()) < 60_000, `lastUsedAt set by the posts (${used})`);
+  const unused = await newKey('ingress', 'never-used');
+  await new Promise((r) => setTimeout(r, 5_500));
+  const listedAgain = await api.manage('GET', api.tenantPath('/keys'));
+  t.equal(listedAgain.body.data.find((k: { keyId: string }) => k.keyId === unused.keyId).lastUsedAt, null, 'a key never used has none');
   t.notOk(JSON.stringify(listed.body).includes(key.split('.')[1]!), 'no secret in the list');
-  t.same(Object.keys(entry).sort(), ['createdAt', 'keyId', 'name', 'profile', 'queueScopes', 'revokedAt'], 'only these fields');
+  t.same(Object.keys(entry).sort(), ['createdAt', 'keyId', 'lastUsedAt', 'name', 'profile', 'queueScopes', 'revokedAt'], 'only these fields');
 
   // Another workspace cannot revoke it: 204, nothing changes.
   const other = clientFor(nodeA.port, await bootstrapDatabase(backends.databaseUrl));

@@ -165,7 +165,7 @@ function reasonOf(path: ErrorLike[], settings?: Settings): string {
  * line for logs. Same tree as above: MultipleErrors per attempt or broker,
  * ResponseError per failed partition, `cause` links.
  */
-interface KafkaErrorNode {
+export interface KafkaErrorNode {
   message?: string;
   code?: string;
   apiId?: string;
@@ -174,7 +174,8 @@ interface KafkaErrorNode {
   cause?: unknown;
 }
 
-function* walk(err: unknown, depth = 0): Generator<KafkaErrorNode> {
+/** Every error in a failure's tree, depth first, attempts in the order they failed. */
+export function* walk(err: unknown, depth = 0): Generator<KafkaErrorNode> {
   if (!err || typeof err !== 'object' || depth > 8) return;
   const node = err as KafkaErrorNode;
   yield node;

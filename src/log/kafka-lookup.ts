@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Consumer, ListOffsetTimestamps } from '@platformatic/kafka';
-import { closeClient, type FetchResponse } from './kafka-options.js';
+import { closeClient, isControlBatch, type FetchResponse } from './kafka-options.js';
 import type { Config } from '../config/schema.js';
 import type { FoundRecord } from './event-log.js';
 import { kafkaClientOptions, type KafkaSecurity } from './kafka-options.js';
@@ -101,7 +101,7 @@ export class KafkaLookup {
       for (const part of topic.partitions) {
         if (part.partitionIndex !== partition) continue;
         for (const batch of part.records ?? []) {
-          if ((batch.attributes & 0x20) !== 0) continue; // transaction marker
+          if (isControlBatch(batch)) continue;
           for (const record of batch.records) {
             out.push({ offset: batch.firstOffset + BigInt(record.offsetDelta), timestamp: Number(batch.firstTimestamp + record.timestampDelta), value: record.value });
           }

@@ -55,3 +55,8 @@ export async function closeClient(client: Pick<Base, 'close'>): Promise<void> {
     await new Promise<void>((resolve) => (client as unknown as { close(force: boolean, cb: () => void): void }).close(true, () => resolve()));
   }
 }
+
+/** A transaction marker batch (attributes bit 5): its offsets count, it holds no event. */
+export function isControlBatch(batch: { attributes: number }): boolean {
+  return (batch.attributes & 0x20) !== 0;
+}

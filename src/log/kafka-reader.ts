@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Consumer, ListOffsetTimestamps, type ConsumerGroupJoinPayload } from '@platformatic/kafka';
 import { backoffDelay } from '../util/backoff.js';
-import { closeClient, KAFKA_BACKOFF, kafkaClientOptions, type FetchRequestTopic, type FetchResponse, type KafkaSecurity } from './kafka-options.js';
+import { closeClient, isControlBatch, KAFKA_BACKOFF, kafkaClientOptions, type FetchRequestTopic, type FetchResponse, type KafkaSecurity } from './kafka-options.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventLogReader, LogEntry, PartitionHandler } from './event-log.js';
@@ -200,10 +200,11 @@ export class KafkaReader implements EventLogReader {
         const entries: LogEntry[] = [];
         let next = state.position;
         for (const batch of part.records) {
-          // A control batch (transaction marker) holds no event, but its offsets count.
-          const last = batch.firstOffset + BigInt(batch.lastOffsetDelta);
-          if (last + 1n > next && (batch.attributes & 0x20) !== 0) next = last + 1n;
-          if ((batch.attributes & 0x20) !== 0) continue;
+          if (isControlBatch(batch)) {
+            const last = batch.firstOffset + BigInt(batch.lastOffsetDelta);
+            if (last >= next) next = last + 1n;
+            continue;
+          }
           for (const record of batch.records) {
             const offset = batch.firstOffset + BigInt(record.offsetDelta);
             // A batch starts before the offset asked for when it was written in one piece.

@@ -4,7 +4,7 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventLogWriter } from './event-log.js';
 import { encodeEvent, type EventRecord } from './event-record.js';
-import { isRetriableKafkaError, kafkaErrorIds, kafkaErrorText } from './kafka-failure.js';
+import { isRetriableKafkaError, kafkaErrorIds, kafkaErrorText, walk } from './kafka-failure.js';
 import { closeClient, KAFKA_BACKOFF, kafkaClientOptions, type KafkaSecurity } from './kafka-options.js';
 import { backoffDelay } from '../util/backoff.js';
 
@@ -263,14 +263,12 @@ export class KafkaWriter implements EventLogWriter {
  */
 function failedPartitions(failure: unknown, topic: string): Set<number> | null {
   let response: ProduceAnswer | null = null;
-  const visit = (err: unknown, depth: number): void => {
-    if (!err || typeof err !== 'object' || depth > 8) return;
-    const node = err as { code?: string; response?: unknown; errors?: unknown[] };
-    if (node.code === 'PLT_KFK_RESPONSE' && node.response && typeof node.response === 'object') response = node.response as ProduceAnswer;
-    if (Array.isArray(node.errors)) for (const inner of node.errors) visit(inner, depth + 1);
-  };
-  visit(failure, 0);
-  const answer = response as ProduceAnswer | null;
+  // The last attempt's answer wins: walk() visits attempts in the order they failed.
+  for (const node of walk(failure)) {
+    const carried = (node as { response?: unknown }).response;
+    if (node.code === 'PLT_KFK_RESPONSE' && carried && typeof carried === 'object') response = carried as ProduceAnswer;
+  }
+  const answer: ProduceAnswer | null = response;
   if (!answer || !Array.isArray(answer.responses)) return null;
   const failed = new Set<number>();
   let seen = false;

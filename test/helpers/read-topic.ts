@@ -1,5 +1,5 @@
 import { Admin, Consumer, ListOffsetTimestamps } from '@platformatic/kafka';
-import { closeClient } from '../../src/log/kafka-options.js';
+import { closeClient, isControlBatch } from '../../src/log/kafka-options.js';
 import { KAFKA_BROKERS } from './backends.js';
 
 /**
@@ -102,7 +102,7 @@ export async function readTopicMessages(topic: string, expected = 0, options: { 
         for (const t of response.responses) {
           for (const p of t.partitions) {
             for (const batch of p.records ?? []) {
-              if ((batch.attributes & 0x20) !== 0) continue;
+              if (isControlBatch(batch)) continue;
               for (const record of batch.records) {
                 const offset = batch.firstOffset + BigInt(record.offsetDelta);
                 if (offset < at) continue;

@@ -7,8 +7,9 @@ import { connectDatabase, type Sql } from './storage/db.js';
 import { openDatabase } from './node-backends.js';
 import { migrate } from './storage/migrate.js';
 import { bootstrap } from './management/bootstrap.js';
-import { startNode } from './node.js';
+import { listenNode, type RunningNode } from './node.js';
 import { KafkaUnavailableError } from './log/kafka-failure.js';
+import { DependencyFailedError } from './util/until-up.js';
 import { firstRunMessage } from './management/first-run.js';
 import { applyDeploy } from './deploy/apply-deploy.js';
 import { DeployFileError, readDeployFile } from './deploy/deploy-file.js';
@@ -58,13 +59,12 @@ async function start(args: string[]): Promise<number> {
   }
   const config = loadConfig(process.env, overrides);
   const log = createLogger(config.log.level);
-  const node = await startNode(config, log);
-  // Printed, not logged: the first-run keys must not end up in log storage.
-  if (node.firstRun) process.stdout.write(firstRunMessage(node.firstRun, node.port));
-  // On stderr: stdout carries only the JSON log lines, which log shippers parse.
-  else process.stderr.write(`streamgate: serving on port ${node.port}. Keys are shown once at creation; list them with \`streamgate admin keys\`.\n`);
-  await new Promise<void>((resolve) => {
+  // The port opens first: /livez and /readyz answer while the roles wait for their backends.
+  const node = await listenNode(config, log);
+  let signalled = false;
+  const stopped = new Promise<void>((resolve) => {
     const onSignal = (signal: string) => {
+      signalled = true;
       log.info({ signal }, 'draining');
       node.stop().then(resolve, (err: unknown) => {
         log.error({ err }, 'error while stopping');
@@ -74,6 +74,22 @@ async function start(args: string[]): Promise<number> {
     process.once('SIGTERM', () => onSignal('SIGTERM'));
     process.once('SIGINT', () => onSignal('SIGINT'));
   });
+  let running: RunningNode;
+  try {
+    running = await node.up;
+  } catch (err) {
+    // Stopped while still waiting for a dependency: a normal stop, not a failed start.
+    if (signalled) {
+      await stopped;
+      return 0;
+    }
+    throw err;
+  }
+  // Printed, not logged: the first-run keys must not end up in log storage.
+  if (running.firstRun) process.stdout.write(firstRunMessage(running.firstRun, running.port));
+  // On stderr: stdout carries only the JSON log lines, which log shippers parse.
+  else process.stderr.write(`streamgate: serving on port ${running.port}. Keys are shown once at creation; list them with \`streamgate admin keys\`.\n`);
+  await stopped;
   return 0;
 }
 
@@ -214,8 +230,8 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`streamgate: ${(err as Error).message}\n`);
       process.exit(2);
     }
-    // Kafka unreachable at boot: the message already names the broker and the cause.
-    if (err instanceof KafkaUnavailableError) {
+    // A dependency refused us at boot (login, certificate): the message already names it and the cause.
+    if (err instanceof KafkaUnavailableError || err instanceof DependencyFailedError) {
       process.stderr.write(`streamgate: ${err.message}\n`);
       process.exit(1);
     }

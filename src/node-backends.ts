@@ -7,7 +7,9 @@ import type { CacheStore } from './cache/cache-store.js';
 import { MemoryCacheStore } from './cache/memory-cache-store.js';
 import { RedisCacheStore } from './cache/redis-cache-store.js';
 import type { EventLogReader, EventLogWriter, FoundRecord } from './log/event-log.js';
+import { Admin } from '@platformatic/kafka';
 import { ensureTopic } from './log/kafka-topic.js';
+import { closeClient, kafkaClientOptions } from './log/kafka-options.js';
 import { explainKafkaFailure, kafkaSecurityOptions, KafkaUnavailableError } from './log/kafka-security.js';
 import { KafkaWriter } from './log/kafka-writer.js';
 import { KafkaReader } from './log/kafka-reader.js';
@@ -36,6 +38,14 @@ export interface EventLogBackend {
    * delivery has not consumed yet.
    */
   findSince(sinceMs: number, windowMs: number, match: (value: Buffer) => boolean): Promise<FoundRecord | null>;
+  /**
+   * Gets the log ready to write and read (Kafka: the topic exists and every
+   * partition has a leader). Throws KafkaUnavailableError; whether waiting
+   * can help is isRetriableKafkaError's call on it.
+   */
+  prepare(): Promise<void>;
+  /** Readiness: asks the broker for the topic's metadata (Kafka); absent for the embedded log. */
+  probe?(): Promise<Record<string, unknown>>;
   /** Closes what the backend keeps open for lookups. */
   close(): Promise<void>;
 }
@@ -52,7 +62,11 @@ export interface NodeBackends {
 /**
  * Picks each backend from configuration: Kafka, Postgres and Redis when
  * configured (a cluster), otherwise the embedded log, an embedded PostgreSQL
- * and the in-process cache (one machine, nothing to install).
+ * and the in-process cache (one machine, nothing to install). Connects to
+ * nothing remote: the node's start waits for Kafka, Postgres and Redis
+ * itself (node.ts), so it can listen and answer /readyz meanwhile. Throws
+ * only what waiting cannot fix (a Kafka key file that cannot be read, an
+ * embedded PostgreSQL that does not start).
  */
 export async function openBackends(config: Readonly<Config>, log: Logger): Promise<NodeBackends> {
   const closers: Array<() => Promise<void>> = [];
@@ -96,6 +110,7 @@ function embeddedLog(config: Readonly<Config>): EventLogBackend {
   const { partitions, batchSize, pollMs, retentionHours } = config.embeddedLog;
   return {
     kind: 'embedded',
+    prepare: async () => {},
     close: async () => {},
     openWriter: async () => new EmbeddedWriter(embeddedStore(dir, partitions)),
     openReader: (log) =>
@@ -120,25 +135,47 @@ function embeddedLog(config: Readonly<Config>): EventLogBackend {
 }
 
 async function kafkaLog(config: Readonly<Config>, log: Logger, sharedCache: CacheStore | null): Promise<EventLogBackend> {
+  // Files and the token provider are read here: a wrong path stops the start at once (ConfigError).
   const security = await kafkaSecurityOptions(config.kafka);
-  try {
-    await ensureTopic(config, security);
-  } catch (err) {
-    // A refused login, an untrusted certificate, no broker: one line naming the broker and the cause.
-    throw new KafkaUnavailableError(explainKafkaFailure(err, config.kafka.brokers, config.kafka), { cause: err });
-  }
+  const unavailable = (err: unknown) => new KafkaUnavailableError(explainKafkaFailure(err, config.kafka.brokers, config.kafka), { cause: err });
   // One lookup client per node, made on first use: most nodes never look anything up.
   let lookup: KafkaLookup | null = null;
   const lookups = () => (lookup ??= new KafkaLookup(config.kafka, security));
+  // The readiness probe's client: no retries of its own, the next round asks again.
+  let admin: Admin | null = null;
   return {
     kind: 'kafka',
+    prepare: async () => {
+      try {
+        // Short: a broker still away is waited out by the caller, which backs off and says so on /readyz.
+        await ensureTopic(config, security, 5_000);
+      } catch (err) {
+        // A refused login, an untrusted certificate, no broker: one line naming the broker and the cause.
+        throw unavailable(err);
+      }
+    },
+    probe: async () => {
+      admin ??= new Admin(kafkaClientOptions(config.kafka, security, 0));
+      let meta;
+      try {
+        meta = await admin.metadata({ topics: [config.kafka.topic], forceUpdate: true });
+      } catch (err) {
+        throw new Error(explainKafkaFailure(err, config.kafka.brokers, config.kafka));
+      }
+      const partitions = meta.topics.get(config.kafka.topic)?.partitions ?? [];
+      const leaderless = partitions.filter((p) => p.leader < 0).length;
+      if (partitions.length === 0 || leaderless > 0) {
+        throw new Error(`topic ${config.kafka.topic}: ${leaderless} of ${partitions.length} partitions without a leader`);
+      }
+      return { brokers: meta.brokers.size, partitions: partitions.length };
+    },
     openWriter: async () => {
       const writer = new KafkaWriter(config.kafka, log, security);
       try {
         await writer.connect();
       } catch (err) {
         await writer.close().catch(() => {});
-        throw new KafkaUnavailableError(explainKafkaFailure(err, config.kafka.brokers, config.kafka), { cause: err });
+        throw unavailable(err);
       }
       return writer;
     },
@@ -147,6 +184,7 @@ async function kafkaLog(config: Readonly<Config>, log: Logger, sharedCache: Cach
     findSince: (sinceMs, windowMs, match) => lookups().findSince(sinceMs, windowMs, match),
     close: async () => {
       await lookup?.close();
+      if (admin) await closeClient(admin);
     },
   };
 }

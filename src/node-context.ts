@@ -9,6 +9,7 @@ import type { TopologyRepo } from './storage/topology-repo.js';
 import type { SsrfGuard } from './delivery/ssrf-guard.js';
 import type { RouteTable } from './routing/route-table.js';
 import type { EventLogBackend } from './node-backends.js';
+import type { Check } from './observability/readiness.js';
 
 /**
  * What every role of a process shares: configuration, the backends, the
@@ -36,4 +37,6 @@ export interface NodeContext {
 export interface RoleHandle {
   /** Finishes in-flight work until `deadline` (epoch ms), then releases resources. */
   drain(deadline: number): Promise<void>;
+  /** Readiness checks of the role's own (the delivery role's consumer-group membership), by name. */
+  checks?: Record<string, Check>;
 }

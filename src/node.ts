@@ -11,7 +11,7 @@ import { KeyUsage } from './auth/key-usage.js';
 import { KeyAuthenticator } from './auth/key-authenticator.js';
 import { ClientAddressSource } from './http/client-address.js';
 import { Router, type RouteInfo } from './http/router.js';
-import { listenPublic } from './http/listen.js';
+import { listenPublic, type PublicListener } from './http/listen.js';
 import { RouteTable } from './routing/route-table.js';
 import { SsrfGuard } from './delivery/ssrf-guard.js';
 import { subscribeLogging } from './observability/log-subscriber.js';
@@ -25,6 +25,14 @@ import { startManagementRole } from './management/management-role.js';
 import { RoutingGate } from './routing/routing-gate.js';
 import { WaasGateRepo } from './storage/waas-gate-repo.js';
 import { DistributionRecorder } from './observability/distribution-metrics.js';
+import { Readiness } from './observability/readiness.js';
+import { kafkaCheck, PostgresCheck, redisCheck } from './observability/readiness-checks.js';
+import { registerHealthRoutes } from './observability/health-routes.js';
+import { RedisCacheStore } from './cache/redis-cache-store.js';
+import { isRetriableRedisError } from './cache/redis-failure.js';
+import { isRetriablePostgresError } from './storage/db-failure.js';
+import { isRetriableKafkaError } from './log/kafka-failure.js';
+import { DependencyFailedError, untilUp } from './util/until-up.js';
 
 /** The configured networks, plus loopback on a single machine when allowed. */
 function allowedNetworks(config: Readonly<Config>, embeddedLog: boolean): string[] {
@@ -43,6 +51,23 @@ export interface RunningNode {
   configVersion(): Promise<number>;
   /** Set when this start bootstrapped an empty database (keys shown once). */
   firstRun: FirstRunInfo | null;
+  /** What /readyz answers; `readiness.setDraining()` turns it to 503 `draining`. */
+  readiness: Readiness;
+  stop(): Promise<void>;
+}
+
+/** A process that listens (health probes answer) while its roles come up. */
+export interface ListeningNode {
+  port: number;
+  roles: readonly Role[];
+  readiness: Readiness;
+  /**
+   * Resolves once every role is up. Rejects when the start cannot succeed
+   * (a misconfiguration: refused login, untrusted certificate, unreadable
+   * file); the node has stopped by then. A dependency that is merely away is
+   * waited for, with /readyz naming it.
+   */
+  up: Promise<RunningNode>;
   stop(): Promise<void>;
 }
 
@@ -53,15 +78,27 @@ const ROLE_STARTERS: Record<Role, (ctx: NodeContext) => Promise<RoleHandle>> = {
 };
 
 /**
- * Connects the backends, starts the roles this process serves and listens.
- * Several processes started against the same backends form one cluster: the
- * consumer group splits the partitions, management writes reach every node's
- * caches through the invalidation bus.
+ * Starts a node and resolves once every role is up (what tests and embedders
+ * want: use the node right away). Rejects on a misconfiguration, with nothing
+ * left open. See listenNode for a node that answers probes while it waits.
+ */
+export async function startNode(config: Readonly<Config>, log: Logger): Promise<RunningNode> {
+  return (await listenNode(config, log)).up;
+}
+
+/**
+ * Opens the HTTP port first (/livez, /healthz, /readyz, /openapi.json answer
+ * at once; every other route 503 `unavailable` until the roles are up), then
+ * connects the backends, waiting out any that is not there yet (backoff,
+ * /readyz naming it), starts the roles this process serves and registers
+ * their routes. Several processes started against the same backends form one
+ * cluster: the consumer group splits the partitions, management writes reach
+ * every node's caches through the invalidation bus.
  *
  *   HTTP ──► ingress ──► Kafka topic ──► partition actors ──► receivers
  *   HTTP ──► management ──► Postgres ──► invalidation bus ──► every node's caches
  */
-export async function startNode(config: Readonly<Config>, log: Logger): Promise<RunningNode> {
+export async function listenNode(config: Readonly<Config>, log: Logger): Promise<ListeningNode> {
   const closers: Array<() => Promise<void> | void> = [];
   const closeAll = async () => {
     for (const close of closers.splice(0).reverse()) {
@@ -73,19 +110,72 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
     }
   };
 
+  const app = uWS.App();
+  const router = new Router(app, log, new ClientAddressSource(config.server.headerGuard, config.server.proxyProtocolFrom));
+  const readiness = new Readiness(config.roles, config.health, log);
+  closers.push(() => readiness.stop());
+  registerHealthRoutes(router, readiness);
+  const openapi = openApiJson();
+  router.add('get', '/openapi.json', { maxBodyBytes: 0 }, (ex) =>
+    ex.send(200, openapi, { 'content-type': 'application/json' }),
+  );
+  let rolesUp = false;
+  router.fallback(config.server.maxManagementBodyBytes, () => !rolesUp);
+
+  let listener: PublicListener;
   try {
+    listener = await listenPublic(app, config.server, log);
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+  closers.push(() => listener.destroyConnections());
+  let listening = true;
+  const stopListening = () => {
+    if (listening) listener.close();
+    listening = false;
+  };
+  closers.push(stopListening);
+  const port = listener.port;
+
+  // Aborted by stop(): a start still waiting for a dependency gives up.
+  const aborted = new AbortController();
+  const waitFor = (dependency: string, retriable: (err: unknown) => boolean, describe: (err: unknown) => string, fatal?: (err: unknown) => Error) =>
+    <T>(attempt: () => Promise<T>) =>
+      untilUp(dependency, attempt, { retriable, describe, fatal, onWait: (reason) => readiness.waiting(reason), signal: aborted.signal, log });
+  // Kafka's errors already are one line (KafkaUnavailableError); the others get the dependency's name.
+  const failed = (dependency: string, describe: (err: unknown) => string) => (err: unknown) =>
+    new DependencyFailedError(`${dependency}: ${describe(err)}`, { cause: err });
+  const message = (err: unknown) => (err instanceof Error && err.message ? err.message : String((err as { code?: unknown })?.code ?? err));
+  const handles: RoleHandle[] = [];
+
+  const bringUp = async () => {
     const backends = await openBackends(config, log);
     closers.push(() => backends.close());
+    const postgresUp = waitFor('postgres', isRetriablePostgresError, message, failed('Postgres', message));
+    const redis = backends.cache instanceof RedisCacheStore ? backends.cache : null;
+    const redisCause = (err: unknown) => redis?.lastConnectionError ?? message(err);
+    const redisUp = waitFor('redis', isRetriableRedisError, redisCause, failed('Redis', redisCause));
+    const kafkaUp = waitFor('kafka', isRetriableKafkaError, message);
+
+    // The checks run from now on, so /readyz names a dependency the start waits for.
+    const postgresCheck = new PostgresCheck(backends.databaseUrl, config.health.timeoutMs);
+    closers.push(() => postgresCheck.close());
+    readiness.add('postgres', postgresCheck.check);
+    if (redis) readiness.add('redis', redisCheck(redis));
+    const kafka = kafkaCheck(backends.eventLog);
+    if (kafka && (config.roles.includes('ingress') || config.roles.includes('delivery'))) readiness.add('kafka', kafka);
+    readiness.start();
+
     const sql = connectDatabase(backends.databaseUrl, config.database.maxConnections);
     closers.push(() => sql.end({ timeout: 5 }));
-    const applied = await migrate(sql);
+    const applied = await postgresUp(() => migrate(sql));
     if (applied.length > 0) log.info({ applied }, 'database migrated');
 
     const bus = new InvalidationBus(backends.cache);
-    await bus.start();
+    await redisUp(() => bus.start());
     closers.push(() => bus.stop());
 
-    const app = uWS.App();
     const topology = new TopologyRepo(sql);
     const keyRepo = new KeyRepo(sql);
     const keyUsage = new KeyUsage((keyIds) => keyRepo.touch(keyIds), log);
@@ -99,7 +189,7 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
       bus,
       eventLog: backends.eventLog,
       singleNode: backends.singleNode,
-      router: new Router(app, log, new ClientAddressSource(config.server.headerGuard, config.server.proxyProtocolFrom)),
+      router,
       topology,
       keys: new KeyAuthenticator(keyRepo, config.ingress.cacheTtlMs, keyUsage),
       routes: new RouteTable(topology, config.ingress.cacheTtlMs, config.delivery.timeoutMs, {
@@ -125,62 +215,58 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
       closers.push(() => distribution.stop());
     }
 
-    let ready = false;
-    ctx.router.add('get', '/healthz', { maxBodyBytes: 0 }, (ex) => ex.sendJson(200, { status: 'ok' }));
-    const openapi = openApiJson();
-    ctx.router.add('get', '/openapi.json', { maxBodyBytes: 0 }, (ex) =>
-      ex.send(200, openapi, { 'content-type': 'application/json' }),
-    );
-    ctx.router.add('get', '/readyz', { maxBodyBytes: 0 }, (ex) =>
-      ready ? ex.sendJson(200, { status: 'ready', roles: config.roles }) : ex.sendJson(503, { status: 'starting' }),
-    );
-
-    // Management and ingress register routes before the port opens; delivery
-    // starts consuming last, once everything it depends on is up.
-    const handles: RoleHandle[] = [];
-    for (const role of ['management', 'ingress'] as const) {
-      if (config.roles.includes(role)) handles.push(await ROLE_STARTERS[role](ctx));
-    }
+    if (config.roles.includes('ingress') || config.roles.includes('delivery')) await kafkaUp(() => backends.eventLog.prepare());
+    // Management and ingress register their routes (the fallback answers 503 until
+    // rolesUp); delivery starts consuming last, once everything it depends on is up.
+    if (config.roles.includes('management')) handles.push(await ROLE_STARTERS.management(ctx));
+    // The writer connects first thing: a broker gone again meanwhile is waited out, nothing registered twice.
+    if (config.roles.includes('ingress')) handles.push(await kafkaUp(() => ROLE_STARTERS.ingress(ctx)));
     const withSink = backends.eventLog.kind === 'embedded' && config.delivery.allowLoopbackInSingleNode;
     if (withSink && config.roles.includes('management')) registerDevSink(ctx.router, config.server.maxManagementBodyBytes);
-    ctx.router.fallback(config.server.maxManagementBodyBytes);
 
-    const listener = await listenPublic(app, config.server, log);
-    closers.push(() => listener.destroyConnections());
-    let listening = true;
-    const stopListening = () => {
-      if (listening) listener.close();
-      listening = false;
-    };
-    closers.push(stopListening);
-    const port = listener.port;
-
-    const firstRun = config.roles.includes('management') ? await firstRunBootstrap(sql, port, withSink) : null;
+    const firstRun = config.roles.includes('management') ? await postgresUp(() => firstRunBootstrap(sql, port, withSink)) : null;
+    // Joins the consumer group; a broker away at that moment is waited out by the reader (readiness shows it).
     if (config.roles.includes('delivery')) handles.push(await ROLE_STARTERS.delivery(ctx));
-    ready = true;
+    for (const handle of handles) for (const [name, check] of Object.entries(handle.checks ?? {})) readiness.add(name, check);
+    rolesUp = true;
+    readiness.started();
+    await readiness.refresh();
     log.info({ port, roles: config.roles }, 'streamgate is serving');
+    return { firstRun, bus };
+  };
 
-    let stopping: Promise<void> | null = null;
-    return {
+  let stopping: Promise<void> | null = null;
+  const started = bringUp();
+  const stop = () => {
+    stopping ??= (async () => {
+      // Graceful drain starts here: /readyz answers 503 `draining` first.
+      readiness.setDraining();
+      aborted.abort();
+      await started.catch(() => {});
+      stopListening();
+      const deadline = Date.now() + config.server.drainTimeoutMs;
+      for (const handle of handles) await handle.drain(deadline);
+      await closeAll();
+      log.info('streamgate stopped');
+    })();
+    return stopping;
+  };
+  const up = started.then(
+    ({ firstRun, bus }): RunningNode => ({
       port,
       roles: [...config.roles],
-      routes: ctx.router.routes,
+      routes: router.routes,
       firstRun,
+      readiness,
       configVersion: () => bus.currentVersion(),
-      stop: () => {
-        stopping ??= (async () => {
-          ready = false;
-          stopListening();
-          const deadline = Date.now() + config.server.drainTimeoutMs;
-          for (const handle of handles) await handle.drain(deadline);
-          await closeAll();
-          log.info('streamgate stopped');
-        })();
-        return stopping;
-      },
-    };
-  } catch (err) {
-    await closeAll();
-    throw err;
-  }
+      stop,
+    }),
+    async (err: unknown) => {
+      // Nothing may stay open when start fails: the caller may have no handle to close.
+      await stop();
+      throw err;
+    },
+  );
+  log.info({ port, roles: config.roles }, 'listening; starting the roles');
+  return { port, roles: [...config.roles], readiness, up, stop };
 }

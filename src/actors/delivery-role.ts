@@ -8,6 +8,7 @@ import { OAuthTokens } from '../delivery/oauth-tokens.js';
 import { SigningPlans } from '../delivery/signing-plans.js';
 import type { NodeContext, RoleHandle } from '../node-context.js';
 import { DeliveryLogRepo } from '../storage/delivery-log-repo.js';
+import { consumerGroupCheck } from '../observability/readiness-checks.js';
 import { ParkedDeliveryRepo } from '../storage/parked-delivery-repo.js';
 import { QueueLookupRepo } from '../storage/queue-lookup-repo.js';
 import { SigningKeyRepo } from '../storage/signing-key-repo.js';
@@ -75,6 +76,7 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
   );
   await supervisor.start();
   return {
+    checks: { consumerGroup: consumerGroupCheck(reader) },
     async drain(deadline) {
       await supervisor.drain(Math.max(0, deadline - Date.now()));
       dispatcher.close();

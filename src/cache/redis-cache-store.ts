@@ -19,6 +19,8 @@ export class RedisCacheStore implements CacheStore {
   readonly redis: Redis;
   private subscriber: Redis | null = null;
   private readonly listeners = new Map<string, Array<(message: string) => void>>();
+  /** Why the connection is down (e.g. `connect ECONNREFUSED 127.0.0.1:6379`), null while it is up: for /readyz. */
+  lastConnectionError: string | null = null;
 
   constructor(
     url: string,
@@ -26,7 +28,16 @@ export class RedisCacheStore implements CacheStore {
     private readonly log: Logger,
   ) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true });
-    this.redis.on('error', (err: Error) => this.log.warn({ err: err.message }, 'redis error'));
+    this.redis.on('error', (err: Error) => {
+      this.lastConnectionError = err.message;
+      this.log.warn({ err: err.message }, 'redis error');
+    });
+    this.redis.on('ready', () => (this.lastConnectionError = null));
+  }
+
+  /** One PING on the node's own connection (readiness). */
+  async ping(): Promise<void> {
+    await this.redis.ping();
   }
 
   private k(key: string): string {
@@ -86,7 +97,14 @@ export class RedisCacheStore implements CacheStore {
     const list = this.listeners.get(full) ?? [];
     list.push(listener);
     this.listeners.set(full, list);
-    if (list.length === 1) await this.subscriber.subscribe(full);
+    if (list.length > 1) return;
+    try {
+      await this.subscriber.subscribe(full);
+    } catch (err) {
+      // Redis away at start: forget the listener so the caller's retry subscribes again.
+      this.listeners.delete(full);
+      throw err;
+    }
   }
 
   async close(): Promise<void> {

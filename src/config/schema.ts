@@ -91,6 +91,7 @@ export interface Config {
     };
   };
   waas: { metricsFlushMs: number; gateViewTtlSeconds: number };
+  health: { intervalMs: number; timeoutMs: number };
 }
 
 type Leaf =
@@ -218,4 +219,5 @@ export const schema: SchemaNode = obj({
     }),
   }),
   waas: obj({ metricsFlushMs: int(10, 60_000), gateViewTtlSeconds: int(1, 7 * 86_400) }),
+  health: obj({ intervalMs: int(100, 600_000), timeoutMs: int(50, 600_000) }),
 });

@@ -43,11 +43,18 @@ export class Router {
 
   /**
    * Answers what no route took: 405 `method_not_allowed` with `Allow` when the
-   * path is served with other methods (RFC 9110 §15.5.6), else 404 `not_found`.
+   * path is served with other methods (RFC 9110 §15.5.6), else 404 `not_found`;
+   * 503 `unavailable` while `starting()` (routes added later take precedence:
+   * uWS matches the most specific pattern, whatever the order).
    */
-  fallback(maxBodyBytes: number): void {
+  fallback(maxBodyBytes: number, starting: () => boolean = () => false): void {
     this.app.any('/*', (res, req) => {
       const exchange = captureExchange(res, req, 0, maxBodyBytes, this.addresses);
+      // The port opens before the roles are up (they wait for their backends): their routes are not registered yet.
+      if (starting()) {
+        exchange.sendError(new ServiceError('unavailable', 'This node is starting; retry shortly (GET /readyz says what it waits for).'), { 'retry-after': '1' });
+        return;
+      }
       const allowed = this.methodsFor(exchange.path);
       if (allowed.length > 0) {
         exchange.sendError(new ServiceError('method_not_allowed', `${exchange.path} does not take ${exchange.method}; it takes ${allowed.join(', ')}.`), { allow: allowed.join(', ') });

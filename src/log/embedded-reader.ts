@@ -1,5 +1,5 @@
 import type { Logger } from '../observability/logger.js';
-import type { EventLogReader, LogEntry, PartitionHandler } from './event-log.js';
+import type { EventLogReader, GroupMembership, LogEntry, PartitionHandler } from './event-log.js';
 import { decodeEvent } from './event-record.js';
 import type { EmbeddedStore } from './embedded-store.js';
 
@@ -101,6 +101,11 @@ export class EmbeddedReader implements EventLogReader {
 
   pause(): void {
     this.paused = true;
+  }
+
+  /** The one consumer of its group on this machine: a member from start() to stop(). */
+  membership(): GroupMembership {
+    return this.running ? { joined: true, partitions: this.handlers.size } : { joined: false, partitions: 0, error: 'not consuming' };
   }
 
   /** Deletes records the group has finished that are older than the retention. */

@@ -37,6 +37,16 @@ export interface PartitionHandler {
   revoke(): void;
 }
 
+/** A reader's place in its consumer group, for readiness (/readyz). */
+export interface GroupMembership {
+  /** A member now: joined, and its last heartbeat answered. */
+  joined: boolean;
+  /** Partitions this member owns now (0 is fine: more members than partitions). */
+  partitions: number;
+  /** Why it is not a member (the last group error), when not joined. */
+  error?: string;
+}
+
 export interface EventLogReader {
   start(handlerFor: (partition: number) => PartitionHandler): Promise<void>;
   /** Records `nextOffset` as where this consumer group resumes in `partition`. */
@@ -44,4 +54,6 @@ export interface EventLogReader {
   /** Stops fetching new entries (drain); commits still work. */
   pause(): void;
   stop(): Promise<void>;
+  /** Whether this reader is a member of its group now. */
+  membership(): GroupMembership;
 }

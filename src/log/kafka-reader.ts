@@ -4,10 +4,10 @@ import { backoffDelay } from '../util/backoff.js';
 import { closeClient, isControlBatch, KAFKA_BACKOFF, kafkaClientOptions, type FetchRequestTopic, type FetchResponse, type KafkaSecurity } from './kafka-options.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
-import type { EventLogReader, LogEntry, PartitionHandler } from './event-log.js';
+import type { EventLogReader, GroupMembership, LogEntry, PartitionHandler } from './event-log.js';
 import { decodeEvent } from './event-record.js';
 import type { GroupLiveness } from './group-liveness.js';
-import { kafkaErrorIds, kafkaErrorText } from './kafka-failure.js';
+import { isRetriableKafkaError, kafkaErrorIds, kafkaErrorText } from './kafka-failure.js';
 
 /** A partition this member owns: where it reads next, and whether its actor still holds the last entries. */
 interface Owned {
@@ -50,6 +50,11 @@ export class KafkaReader implements EventLogReader {
   /** Bumped on each assignment: fetch answers from before it are dropped. */
   private generation = 0;
   private readonly topic: string;
+  private readonly sessionTimeoutMs: number;
+  /** When the group coordinator last answered us (join or heartbeat), epoch ms; 0 before the first join. */
+  private lastContact = 0;
+  /** The last group failure (join or heartbeat) since the coordinator last answered; null when none. */
+  private groupError: string | null = null;
 
   constructor(
     settings: Readonly<Config['kafka']>,
@@ -59,6 +64,7 @@ export class KafkaReader implements EventLogReader {
     private readonly liveness: GroupLiveness | null = null,
   ) {
     this.topic = settings.topic;
+    this.sessionTimeoutMs = settings.sessionTimeoutMs;
     this.consumer = new Consumer({
       ...kafkaClientOptions(settings, security, 3),
       groupId: settings.groupId,
@@ -70,10 +76,14 @@ export class KafkaReader implements EventLogReader {
       isolationLevel: READ_UNCOMMITTED,
     });
     this.consumer.on('consumer:group:join', (payload) => this.assigned(payload));
+    // Membership for readiness: the coordinator answering heartbeats is what keeps us in the group.
+    this.consumer.on('consumer:heartbeat:end', () => this.contact());
+    this.consumer.on('consumer:heartbeat:error', (payload) => (this.groupError = kafkaErrorText(payload.error)));
     // A rejoin the library gave up on: join again ourselves (the loop keeps the partitions meanwhile).
     this.consumer.on('error', (err: unknown) => {
       if (!this.running) return;
-      this.log.warn({ err: kafkaErrorText(err) }, 'consumer group membership lost; joining again');
+      this.groupError = kafkaErrorText(err);
+      this.log.warn({ err: this.groupError }, 'consumer group membership lost; joining again');
       void this.join();
     });
   }
@@ -82,8 +92,28 @@ export class KafkaReader implements EventLogReader {
     this.handlerFor = handlerFor;
     this.running = true;
     this.consumer.topics.track(this.topic);
-    await this.consumer.joinGroup({});
+    try {
+      await this.consumer.joinGroup({});
+    } catch (err) {
+      // A refused login or certificate stops the start; a broker away is waited out (readiness says so).
+      if (!isRetriableKafkaError(err)) throw err;
+      this.groupError = kafkaErrorText(err);
+      this.log.warn({ err: this.groupError }, 'joining the consumer group failed; retrying');
+      void this.join();
+    }
     this.loop = this.fetchLoop();
+  }
+
+  membership(): GroupMembership {
+    const joined = this.running && this.groupError === null && this.consumer.isActive() && Date.now() - this.lastContact < this.sessionTimeoutMs;
+    if (joined) return { joined, partitions: this.owned.size };
+    const error = !this.running ? 'not consuming' : (this.groupError ?? (this.lastContact === 0 ? 'not joined yet' : 'no answer from the group coordinator'));
+    return { joined, partitions: this.owned.size, error };
+  }
+
+  private contact(): void {
+    this.lastContact = Date.now();
+    this.groupError = null;
   }
 
   /** Joins the group until it works or the reader stops (broker away: keep trying). */
@@ -101,6 +131,7 @@ export class KafkaReader implements EventLogReader {
 
   private assigned(payload: ConsumerGroupJoinPayload): void {
     this.generation++;
+    this.contact();
     this.liveness?.joined(payload.memberId);
     const mine = new Set(payload.assignments?.find((a) => a.topic === this.topic)?.partitions ?? []);
     const revoked: number[] = [];

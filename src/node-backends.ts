@@ -148,7 +148,7 @@ async function kafkaLog(config: Readonly<Config>, log: Logger, sharedCache: Cach
     prepare: async () => {
       try {
         // Short: a broker still away is waited out by the caller, which backs off and says so on /readyz.
-        await ensureTopic(config, security, 5_000);
+        await ensureTopic(config, security, 1_000);
       } catch (err) {
         // A refused login, an untrusted certificate, no broker: one line naming the broker and the cause.
         throw unavailable(err);

@@ -55,6 +55,8 @@ export class KafkaReader implements EventLogReader {
   private lastContact = 0;
   /** The last group failure (join or heartbeat) since the coordinator last answered; null when none. */
   private groupError: string | null = null;
+  /** The join loop running, if any. */
+  private joining: Promise<void> | null = null;
 
   constructor(
     settings: Readonly<Config['kafka']>,
@@ -78,7 +80,12 @@ export class KafkaReader implements EventLogReader {
     this.consumer.on('consumer:group:join', (payload) => this.assigned(payload));
     // Membership for readiness: the coordinator answering heartbeats is what keeps us in the group.
     this.consumer.on('consumer:heartbeat:end', () => this.contact());
-    this.consumer.on('consumer:heartbeat:error', (payload) => (this.groupError = kafkaErrorText(payload.error)));
+    this.consumer.on('consumer:heartbeat:error', (payload) => {
+      this.groupError = kafkaErrorText(payload.error);
+      // The library stops heartbeating after a failed heartbeat (1.35: it refreshes a timer it has
+      // just cleared), so the coordinator would drop us at the session timeout: join again ourselves.
+      if (this.running && !this.consumer.isActive()) void this.join();
+    });
     // A rejoin the library gave up on: join again ourselves (the loop keeps the partitions meanwhile).
     this.consumer.on('error', (err: unknown) => {
       if (!this.running) return;
@@ -116,8 +123,13 @@ export class KafkaReader implements EventLogReader {
     this.groupError = null;
   }
 
-  /** Joins the group until it works or the reader stops (broker away: keep trying). */
-  private async join(): Promise<void> {
+  /** Joins the group until it works or the reader stops (broker away: keep trying); one loop at a time. */
+  private join(): Promise<void> {
+    this.joining ??= this.joinLoop().finally(() => (this.joining = null));
+    return this.joining;
+  }
+
+  private async joinLoop(): Promise<void> {
     for (let failures = 0; this.running; failures++) {
       try {
         await this.consumer.joinGroup({});

@@ -1,6 +1,9 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { Test } from 'tap';
 
+/** Copies bytes between a client and its upstream connection (the default: both ways unchanged). */
+export type Relay = (client: Socket, upstream: Socket, proxyPort: number) => void;
+
 export type CutMode =
   /** The port stops listening and open connections are reset: clients see ECONNREFUSED / ECONNRESET at once. */
   | 'refuse'
@@ -22,12 +25,16 @@ export class TcpProxy {
   private constructor(
     private readonly targetHost: string,
     private readonly targetPort: number,
+    private readonly relay: Relay | null,
   ) {}
 
-  /** Starts a proxy to host:port on a free loopback port; it closes when the test ends. */
-  static async start(t: Test, target: string): Promise<TcpProxy> {
+  /**
+   * Starts a proxy to host:port on a free loopback port; it closes when the test ends.
+   * `relay` replaces the plain byte copy both ways (kafka-proxy.ts rewrites what the broker says).
+   */
+  static async start(t: Test, target: string, relay: Relay | null = null): Promise<TcpProxy> {
     const at = target.lastIndexOf(':');
-    const proxy = new TcpProxy(target.slice(0, at), Number(target.slice(at + 1)));
+    const proxy = new TcpProxy(target.slice(0, at), Number(target.slice(at + 1)), relay);
     await proxy.listen(0);
     t.teardown(() => proxy.close());
     return proxy;
@@ -134,6 +141,10 @@ export class TcpProxy {
     };
     client.once('close', drop);
     upstream.once('close', drop);
+    if (this.relay) {
+      this.relay(client, upstream, this.port);
+      return;
+    }
     client.pipe(upstream);
     upstream.pipe(client);
   }

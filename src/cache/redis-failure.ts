@@ -12,5 +12,6 @@ export function isRetriableRedisError(err: unknown): boolean {
   const e = err as { name?: unknown; message?: unknown; code?: unknown } | null;
   if (!e || typeof e !== 'object') return true;
   if (e.name === 'ReplyError' && typeof e.message === 'string' && REFUSED_LOGIN.has(e.message.split(' ', 1)[0]!)) return false;
-  return !(typeof e.code === 'string' && /CERT|SSL|TLS/.test(e.code));
+  // node:tls verification codes (SELF_SIGNED_CERT_IN_CHAIN, UNABLE_TO_VERIFY_LEAF_SIGNATURE, ERR_TLS_…, ERR_SSL_…).
+  return !(typeof e.code === 'string' && /CERT|SSL|TLS|LEAF_SIGNATURE|ISSUER/.test(e.code));
 }

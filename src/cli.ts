@@ -7,7 +7,7 @@ import { connectDatabase, type Sql } from './storage/db.js';
 import { openDatabase } from './node-backends.js';
 import { migrate } from './storage/migrate.js';
 import { bootstrap } from './management/bootstrap.js';
-import { listenNode, type RunningNode } from './node.js';
+import { listenNode, type ListeningNode, type RunningNode } from './node.js';
 import { KafkaUnavailableError } from './log/kafka-failure.js';
 import { DependencyFailedError } from './util/until-up.js';
 import { firstRunMessage } from './management/first-run.js';
@@ -59,21 +59,27 @@ async function start(args: string[]): Promise<number> {
   }
   const config = loadConfig(process.env, overrides);
   const log = createLogger(config.log.level);
-  // The port opens first: /livez and /readyz answer while the roles wait for their backends.
-  const node = await listenNode(config, log);
+  // Signal handlers first: the embedded PostgreSQL's loader drops process hooks added while it
+  // loads (src/storage/embedded-postgres.ts), and the roles may be loading it when the port opens.
+  let node: ListeningNode | null = null;
   let signalled = false;
-  const stopped = new Promise<void>((resolve) => {
-    const onSignal = (signal: string) => {
-      signalled = true;
-      log.info({ signal }, 'draining');
-      node.stop().then(resolve, (err: unknown) => {
-        log.error({ err }, 'error while stopping');
-        resolve();
-      });
-    };
-    process.once('SIGTERM', () => onSignal('SIGTERM'));
-    process.once('SIGINT', () => onSignal('SIGINT'));
-  });
+  let markStopped: () => void = () => {};
+  const stopped = new Promise<void>((resolve) => (markStopped = resolve));
+  const stopNode = () =>
+    node!.stop().then(markStopped, (err: unknown) => {
+      log.error({ err }, 'error while stopping');
+      markStopped();
+    });
+  const onSignal = (signal: string) => {
+    signalled = true;
+    log.info({ signal }, 'draining');
+    if (node) void stopNode();
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
+  // The port opens first: /livez and /readyz answer while the roles wait for their backends.
+  node = await listenNode(config, log);
+  if (signalled) void stopNode();
   let running: RunningNode;
   try {
     running = await node.up;

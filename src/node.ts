@@ -239,8 +239,10 @@ export async function listenNode(config: Readonly<Config>, log: Logger): Promise
   const started = bringUp();
   const stop = () => {
     stopping ??= (async () => {
-      // Graceful drain starts here: /readyz answers 503 `draining` first.
+      // Graceful drain starts here: /readyz answers 503 `draining` first (whatever the checks say:
+      // no more rounds, the backends are about to close).
       readiness.setDraining();
+      readiness.stop();
       aborted.abort();
       await started.catch(() => {});
       stopListening();

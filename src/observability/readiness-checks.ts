@@ -17,6 +17,7 @@ import type { Check } from './readiness.js';
  */
 export class PostgresCheck {
   private sql: postgres.Sql | null = null;
+  private closed = false;
 
   constructor(
     private readonly url: string,
@@ -24,6 +25,7 @@ export class PostgresCheck {
   ) {}
 
   readonly check: Check = async (signal) => {
+    if (this.closed) throw new Error('stopped');
     const sql = (this.sql ??= postgres(this.url, {
       max: 1,
       onnotice: () => {},
@@ -39,6 +41,7 @@ export class PostgresCheck {
   };
 
   async close(): Promise<void> {
+    this.closed = true;
     const sql = this.sql;
     this.sql = null;
     await sql?.end({ timeout: 0 }).catch(() => {});

@@ -1,7 +1,9 @@
 import t, { type Test } from 'tap';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { backendConfig, freshBackends, REDIS_URL, TEST_BACKEND, TEST_PARTITIONS, type Backends } from '../helpers/backends.js';
-import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js';
+import { backendConfig, backendEnv, freshBackends, REDIS_URL, TEST_BACKEND, TEST_PARTITIONS, type Backends } from '../helpers/backends.js';
+import { bootstrapDatabase, clientFor, freePort, startTestNode } from '../helpers/nodes.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { startKafkaProxy } from '../helpers/kafka-proxy.js';
@@ -20,6 +22,7 @@ import type { ReadinessReport } from '../../src/observability/readiness.js';
 const ADMIN_BASE = process.env.TEST_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const PG_TARGET = `${new URL(ADMIN_BASE).hostname}:${new URL(ADMIN_BASE).port || '5432'}`;
 const REDIS_TARGET = `${new URL(REDIS_URL).hostname}:${new URL(REDIS_URL).port || '6379'}`;
+const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 /** Fast rounds, so a test sees a change within a second or two. */
 const HEALTH = { health: { intervalMs: 200, timeoutMs: 1000 } };
 
@@ -248,4 +251,37 @@ t.test('a misconfiguration still stops the start, with one line', async (t) => {
   t.equal(outcome?.name, 'DependencyFailedError');
   t.match(outcome?.message, /^Postgres: database "sg_no_such_database" does not exist$/);
   t.ok(Date.now() - started < 15_000, 'at once, not after retries');
+});
+
+t.test('streamgate start: a database away keeps the process up and unready until it comes; a database that does not exist exits with one line', async (t) => {
+  const backends = await freshBackends(t);
+  await bootstrapDatabase(backends.databaseUrl);
+  const proxy = await TcpProxy.start(t, PG_TARGET);
+  await proxy.cut('refuse');
+  const port = await freePort();
+  const env = { ...process.env, ...backendEnv(backends, port), DATABASE_URL: proxy.rewrite(backends.databaseUrl), LOG_LEVEL: 'silent' };
+  const child = spawn(process.execPath, [CLI, 'start'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  t.teardown(() => void child.kill('SIGKILL'));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const down = await until(t, port, 'the process listens and answers 503 naming postgres', (p) => failing('postgres')(p) && /^waiting for postgres/.test(String(p.body.checks.startup?.error)), 30_000);
+  t.match(down.body.checks.postgres!.error, /ECONNREFUSED/);
+  await sleep(2_000);
+  t.equal(child.exitCode, null, 'still running two seconds later');
+  await proxy.restore();
+  await until(t, port, 'ready once the database answers', ready, 30_000);
+  child.kill('SIGTERM');
+  t.equal(await exited, 0, 'SIGTERM stops it cleanly');
+
+  const missing = new URL(backends.databaseUrl);
+  missing.pathname = '/sg_no_such_database';
+  const bad = spawn(process.execPath, [CLI, 'start'], {
+    env: { ...env, PORT: String(await freePort()), DATABASE_URL: missing.toString() },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  t.teardown(() => void bad.kill('SIGKILL'));
+  let stderr = '';
+  bad.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const code = await new Promise<number | null>((resolve) => bad.once('exit', (c) => resolve(c)));
+  t.equal(code, 1, 'exits 1');
+  t.equal(stderr, 'streamgate: Postgres: database "sg_no_such_database" does not exist\n', 'one line naming the dependency and the cause');
 });

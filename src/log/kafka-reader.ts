@@ -103,7 +103,11 @@ export class KafkaReader implements EventLogReader {
       await this.consumer.joinGroup({});
     } catch (err) {
       // A refused login or certificate stops the start; a broker away is waited out (readiness says so).
-      if (!isRetriableKafkaError(err)) throw err;
+      if (!isRetriableKafkaError(err)) {
+        this.running = false;
+        await closeClient(this.consumer);
+        throw err;
+      }
       this.groupError = kafkaErrorText(err);
       this.log.warn({ err: this.groupError }, 'joining the consumer group failed; retrying');
       void this.join();

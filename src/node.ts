@@ -26,13 +26,8 @@ import { RoutingGate } from './routing/routing-gate.js';
 import { WaasGateRepo } from './storage/waas-gate-repo.js';
 import { DistributionRecorder } from './observability/distribution-metrics.js';
 import { Readiness } from './observability/readiness.js';
-import { kafkaCheck, PostgresCheck, redisCheck } from './observability/readiness-checks.js';
 import { registerHealthRoutes } from './observability/health-routes.js';
-import { RedisCacheStore } from './cache/redis-cache-store.js';
-import { isRetriableRedisError } from './cache/redis-failure.js';
-import { isRetriablePostgresError } from './storage/db-failure.js';
-import { isRetriableKafkaError } from './log/kafka-failure.js';
-import { DependencyFailedError, untilUp } from './util/until-up.js';
+import { addDependencyChecks, dependencyWaits } from './node-dependencies.js';
 
 /** The configured networks, plus loopback on a single machine when allowed. */
 function allowedNetworks(config: Readonly<Config>, embeddedLog: boolean): string[] {
@@ -140,40 +135,23 @@ export async function listenNode(config: Readonly<Config>, log: Logger): Promise
 
   // Aborted by stop(): a start still waiting for a dependency gives up.
   const aborted = new AbortController();
-  const waitFor = (dependency: string, retriable: (err: unknown) => boolean, describe: (err: unknown) => string, fatal?: (err: unknown) => Error) =>
-    <T>(attempt: () => Promise<T>) =>
-      untilUp(dependency, attempt, { retriable, describe, fatal, onWait: (reason) => readiness.waiting(reason), signal: aborted.signal, log });
-  // Kafka's errors already are one line (KafkaUnavailableError); the others get the dependency's name.
-  const failed = (dependency: string, describe: (err: unknown) => string) => (err: unknown) =>
-    new DependencyFailedError(`${dependency}: ${describe(err)}`, { cause: err });
-  const message = (err: unknown) => (err instanceof Error && err.message ? err.message : String((err as { code?: unknown })?.code ?? err));
   const handles: RoleHandle[] = [];
 
   const bringUp = async () => {
     const backends = await openBackends(config, log);
     closers.push(() => backends.close());
-    const postgresUp = waitFor('postgres', isRetriablePostgresError, message, failed('Postgres', message));
-    const redis = backends.cache instanceof RedisCacheStore ? backends.cache : null;
-    const redisCause = (err: unknown) => redis?.lastConnectionError ?? message(err);
-    const redisUp = waitFor('redis', isRetriableRedisError, redisCause, failed('Redis', redisCause));
-    const kafkaUp = waitFor('kafka', isRetriableKafkaError, message);
-
+    const waitFor = dependencyWaits(backends, readiness, aborted.signal, log);
     // The checks run from now on, so /readyz names a dependency the start waits for.
-    const postgresCheck = new PostgresCheck(backends.databaseUrl, config.health.timeoutMs);
-    closers.push(() => postgresCheck.close());
-    readiness.add('postgres', postgresCheck.check);
-    if (redis) readiness.add('redis', redisCheck(redis));
-    const kafka = kafkaCheck(backends.eventLog);
-    if (kafka && (config.roles.includes('ingress') || config.roles.includes('delivery'))) readiness.add('kafka', kafka);
+    closers.push(addDependencyChecks(readiness, backends, config));
     readiness.start();
 
     const sql = connectDatabase(backends.databaseUrl, config.database.maxConnections);
     closers.push(() => sql.end({ timeout: 5 }));
-    const applied = await postgresUp(() => migrate(sql));
+    const applied = await waitFor.postgres(() => migrate(sql));
     if (applied.length > 0) log.info({ applied }, 'database migrated');
 
     const bus = new InvalidationBus(backends.cache);
-    await redisUp(() => bus.start());
+    await waitFor.redis(() => bus.start());
     closers.push(() => bus.stop());
 
     const topology = new TopologyRepo(sql);
@@ -215,16 +193,16 @@ export async function listenNode(config: Readonly<Config>, log: Logger): Promise
       closers.push(() => distribution.stop());
     }
 
-    if (config.roles.includes('ingress') || config.roles.includes('delivery')) await kafkaUp(() => backends.eventLog.prepare());
+    if (config.roles.includes('ingress') || config.roles.includes('delivery')) await waitFor.kafka(() => backends.eventLog.prepare());
     // Management and ingress register their routes (the fallback answers 503 until
     // rolesUp); delivery starts consuming last, once everything it depends on is up.
     if (config.roles.includes('management')) handles.push(await ROLE_STARTERS.management(ctx));
     // The writer connects first thing: a broker gone again meanwhile is waited out, nothing registered twice.
-    if (config.roles.includes('ingress')) handles.push(await kafkaUp(() => ROLE_STARTERS.ingress(ctx)));
+    if (config.roles.includes('ingress')) handles.push(await waitFor.kafka(() => ROLE_STARTERS.ingress(ctx)));
     const withSink = backends.eventLog.kind === 'embedded' && config.delivery.allowLoopbackInSingleNode;
     if (withSink && config.roles.includes('management')) registerDevSink(ctx.router, config.server.maxManagementBodyBytes);
 
-    const firstRun = config.roles.includes('management') ? await postgresUp(() => firstRunBootstrap(sql, port, withSink)) : null;
+    const firstRun = config.roles.includes('management') ? await waitFor.postgres(() => firstRunBootstrap(sql, port, withSink)) : null;
     // Joins the consumer group; a broker away at that moment is waited out by the reader (readiness shows it).
     if (config.roles.includes('delivery')) handles.push(await ROLE_STARTERS.delivery(ctx));
     for (const handle of handles) for (const [name, check] of Object.entries(handle.checks ?? {})) readiness.add(name, check);

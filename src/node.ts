@@ -193,7 +193,8 @@ export async function listenNode(config: Readonly<Config>, log: Logger): Promise
       closers.push(() => distribution.stop());
     }
 
-    if (config.roles.includes('ingress') || config.roles.includes('delivery')) await waitFor.kafka(() => backends.eventLog.prepare());
+    // Every role, as before: management's event lookups read the topic too.
+    await waitFor.kafka(() => backends.eventLog.prepare());
     // Management and ingress register their routes (the fallback answers 503 until
     // rolesUp); delivery starts consuming last, once everything it depends on is up.
     if (config.roles.includes('management')) handles.push(await ROLE_STARTERS.management(ctx));

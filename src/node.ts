@@ -25,6 +25,8 @@ import { startManagementRole } from './management/management-role.js';
 import { RoutingGate } from './routing/routing-gate.js';
 import { WaasGateRepo } from './storage/waas-gate-repo.js';
 import { DistributionRecorder } from './observability/distribution-metrics.js';
+import { startTracing, type TracingOptions } from './observability/tracing.js';
+import { RequestObserver } from './observability/request-observer.js';
 
 /** The configured networks, plus loopback on a single machine when allowed. */
 function allowedNetworks(config: Readonly<Config>, embeddedLog: boolean): string[] {
@@ -46,6 +48,11 @@ export interface RunningNode {
   stop(): Promise<void>;
 }
 
+/** What a caller may add to a node beyond its configuration (tests inject a span exporter). */
+export interface NodeOptions {
+  tracing?: TracingOptions;
+}
+
 const ROLE_STARTERS: Record<Role, (ctx: NodeContext) => Promise<RoleHandle>> = {
   management: startManagementRole,
   ingress: startIngressRole,
@@ -61,19 +68,22 @@ const ROLE_STARTERS: Record<Role, (ctx: NodeContext) => Promise<RoleHandle>> = {
  *   HTTP ──► ingress ──► Kafka topic ──► partition actors ──► receivers
  *   HTTP ──► management ──► Postgres ──► invalidation bus ──► every node's caches
  */
-export async function startNode(config: Readonly<Config>, log: Logger): Promise<RunningNode> {
+export async function startNode(config: Readonly<Config>, log: Logger, options: NodeOptions = {}): Promise<RunningNode> {
   const closers: Array<() => Promise<void> | void> = [];
   const closeAll = async () => {
     for (const close of closers.splice(0).reverse()) {
       try {
         await close();
       } catch (err) {
-        log.warn({ err: (err as Error).message }, 'error while closing');
+        log.warn({ err }, 'error while closing');
       }
     }
   };
 
   try {
+    // Closed last: the spans of the drain are exported too.
+    const tracing = startTracing(log, options.tracing);
+    closers.push(() => tracing.stop());
     const backends = await openBackends(config, log);
     closers.push(() => backends.close());
     const sql = connectDatabase(backends.databaseUrl, config.database.maxConnections);
@@ -99,7 +109,7 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
       bus,
       eventLog: backends.eventLog,
       singleNode: backends.singleNode,
-      router: new Router(app, log, new ClientAddressSource(config.server.headerGuard, config.server.proxyProtocolFrom)),
+      router: new Router(app, log, new ClientAddressSource(config.server.headerGuard, config.server.proxyProtocolFrom), new RequestObserver(log, tracing, config.log.accessLog.sampleRate)),
       topology,
       keys: new KeyAuthenticator(keyRepo, config.ingress.cacheTtlMs, keyUsage),
       routes: new RouteTable(topology, config.ingress.cacheTtlMs, config.delivery.timeoutMs, {
@@ -112,6 +122,7 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
         versions: bus,
       }),
       guard: new SsrfGuard(allowedNetworks(config, backends.eventLog.kind === 'embedded')),
+      tracing,
     };
     bus.onInvalidate(() => {
       ctx.keys.invalidate();

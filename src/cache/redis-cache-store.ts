@@ -26,7 +26,7 @@ export class RedisCacheStore implements CacheStore {
     private readonly log: Logger,
   ) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true });
-    this.redis.on('error', (err: Error) => this.log.warn({ err: err.message }, 'redis error'));
+    this.redis.on('error', (err: Error) => this.log.warn({ err }, 'redis error'));
   }
 
   private k(key: string): string {
@@ -77,7 +77,7 @@ export class RedisCacheStore implements CacheStore {
   async subscribe(channel: string, listener: (message: string) => void): Promise<void> {
     if (!this.subscriber) {
       this.subscriber = this.redis.duplicate();
-      this.subscriber.on('error', (err: Error) => this.log.warn({ err: err.message }, 'redis subscriber error'));
+      this.subscriber.on('error', (err: Error) => this.log.warn({ err }, 'redis subscriber error'));
       this.subscriber.on('message', (ch: string, message: string) => {
         for (const fn of this.listeners.get(ch) ?? []) fn(message);
       });

@@ -73,7 +73,7 @@ export class KafkaReader implements EventLogReader {
     // A rejoin the library gave up on: join again ourselves (the loop keeps the partitions meanwhile).
     this.consumer.on('error', (err: unknown) => {
       if (!this.running) return;
-      this.log.warn({ err: kafkaErrorText(err) }, 'consumer group membership lost; joining again');
+      this.log.warn({ err, reason: kafkaErrorText(err) }, 'consumer group membership lost; joining again');
       void this.join();
     });
   }
@@ -134,7 +134,7 @@ export class KafkaReader implements EventLogReader {
         if (!progressed) await this.idle();
       } catch (err) {
         failures++;
-        this.log[failures === 1 ? 'warn' : 'debug']({ err: kafkaErrorText(err), failures }, 'fetching from Kafka failed; retrying');
+        this.log[failures === 1 ? 'warn' : 'debug']({ err, reason: kafkaErrorText(err), failures }, 'fetching from Kafka failed; retrying');
         this.consumer.clearMetadata();
         await sleep(backoffDelay(failures - 1, KAFKA_BACKOFF));
       }

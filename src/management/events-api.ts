@@ -143,7 +143,7 @@ class LogLookups {
     });
     this.chain = run.catch(() => {});
     return run.catch((err: unknown) => {
-      this.ctx.log.warn({ err: (err as Error).message, eventId }, 'event lookup in the log failed');
+      this.ctx.log.warn({ err, eventId }, 'event lookup in the log failed');
       return null;
     });
   }

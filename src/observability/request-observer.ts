@@ -9,6 +9,8 @@ type RouteHandler = (exchange: Exchange) => Promise<void> | void;
 
 /** Ingress routes: traced, never in the access log (which is for the management API). */
 const INGRESS_ROUTE = /^\/events\//;
+/** Probes and scrapes, every few seconds from every load balancer: neither traced nor access-logged. */
+const PROBE_ROUTE = /^\/(healthz|livez|readyz|metrics)$/;
 
 /**
  * What the router adds around every route's handler (src/http/router.ts):
@@ -34,8 +36,9 @@ export class RequestObserver {
   }
 
   wrap(method: string, pattern: string, handler: RouteHandler): RouteHandler {
-    const tracing = this.tracing;
-    const rate = INGRESS_ROUTE.test(pattern) ? 0 : this.accessSampleRate;
+    const probe = PROBE_ROUTE.test(pattern);
+    const tracing = probe ? NO_TRACING : this.tracing;
+    const rate = INGRESS_ROUTE.test(pattern) || probe ? 0 : this.accessSampleRate;
     const debug = this.log.isLevelEnabled('debug');
     if (!tracing.enabled && rate === 0 && !debug) return handler;
     const log = this.log;

@@ -26,6 +26,7 @@ t.test('nothing on (no tracing, access log at 0, level above debug): the handler
   const handler = () => {};
   t.equal(new RequestObserver(log, NO_TRACING, 0).wrap('GET', '/v1/x', handler), handler);
   t.equal(new RequestObserver(log, NO_TRACING, 1).wrap('POST', '/events/:tenant/:queue', handler), handler, 'ingress is never access-logged');
+  t.equal(new RequestObserver(log, NO_TRACING, 1).wrap('GET', '/readyz', handler), handler, 'nor are probes');
 });
 
 t.test('access log: method, pattern, status, duration and request id; no path, query or header', async (t) => {

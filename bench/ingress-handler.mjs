@@ -5,6 +5,11 @@
  * once and no HTTP. It prices what streamgate's own code adds per event, apart
  * from uWS's I/O and the Kafka client, for API-key and signed requests, inline
  * validation and pool.
+ *
+ * BENCH_TRACE prices trace context: `off` (default: no traceparent, tracing
+ * off), `header` (every request sends a traceparent, tracing off: validated and
+ * stored), `on` (a traceparent, tracing on with an in-memory exporter: the
+ * request span, its two step spans; the router's wrapper is not in this bench).
  */
 import { createHash, createHmac } from 'node:crypto';
 import { postEventHandler } from '../dist/ingress/post-event.js';
@@ -13,8 +18,14 @@ import { buildView } from '../dist/ingress/queue-directory.js';
 import { generateApiKey } from '../dist/auth/api-key.js';
 import { createValidator } from '../dist/workers/validation-pool.js';
 import { encodeEvent } from '../dist/log/event-record.js';
+import { NO_TRACING, startTracing } from '../dist/observability/tracing.js';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 
 const N = Number(process.env.BENCH_N ?? 200_000);
+const TRACE = process.env.BENCH_TRACE ?? 'off';
+const exporter = new InMemorySpanExporter();
+const tracing = TRACE === 'on' ? startTracing({ info() {} }, { exporter }) : NO_TRACING;
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const CONCURRENCY = 50;
 const key = generateApiKey();
 const signing = { keyId: 'sig_bench', secret: 'whsec_bench_secret' };
@@ -27,6 +38,7 @@ const bodySha = createHash('sha256').update(body).digest('hex');
 let nonce = 0;
 function exchange(auth) {
   const headers = { 'content-type': 'application/json', 'x-service-partition-key': `k${nonce % 1000}`, host: '127.0.0.1', 'content-length': String(body.length) };
+  if (TRACE !== 'off') headers.traceparent = TRACEPARENT;
   if (auth === 'api-key') headers['x-api-key'] = key.wire;
   else {
     const ts = String(Math.floor(Date.now() / 1000));
@@ -59,10 +71,15 @@ async function run(auth, engine) {
   );
   // The log encodes like the Kafka writer does (msgpack), then acknowledges at once.
   const log = { append: async (record) => void encodeEvent(record), close: async () => {} };
-  const handle = postEventHandler({ queues: { resolve: () => queues[auth] }, auth: authn, log, idempotency: null, keyMaxBytes: 255, idempotencyKeyMaxBytes: 255, mappedHeaderMaxBytes: 4096 }, false);
+  const handle = postEventHandler({ queues: { resolve: () => queues[auth] }, auth: authn, log, idempotency: null, keyMaxBytes: 255, idempotencyKeyMaxBytes: 255, mappedHeaderMaxBytes: 4096, tracing }, false);
   const once = async () => {
     const { ex, finished } = exchange(auth);
-    await handle(ex);
+    if (tracing.enabled) {
+      const span = tracing.startRequest(ex, 'POST /events/:tenant/:queue', TRACEPARENT, null, {});
+      await handle(ex);
+      span.end();
+      exporter.reset();
+    } else await handle(ex);
     await finished;
   };
   for (let i = 0; i < 5000; i++) await once(); // warm-up
@@ -81,6 +98,6 @@ async function run(auth, engine) {
 
 const out = [];
 for (const auth of ['api-key', 'signed']) for (const engine of ['inline', 'pool']) out.push(await run(auth, engine));
-console.log('| requests | validation | handler calls/s (one event loop) | process CPU µs/event (all threads) |');
-console.log('|---|---|---|---|');
-for (const r of out) console.log(`| ${r.auth} | ${r.engine} | ${Math.round(r.perS).toLocaleString('en-US')} | ${r.cpuUsPerEvent.toFixed(1)} |`);
+console.log('| requests | validation | trace | handler calls/s (one event loop) | process CPU µs/event (all threads) |');
+console.log('|---|---|---|---|---|');
+for (const r of out) console.log(`| ${r.auth} | ${r.engine} | ${TRACE} | ${Math.round(r.perS).toLocaleString('en-US')} | ${r.cpuUsPerEvent.toFixed(1)} |`);

@@ -10,6 +10,7 @@ import type { SsrfGuard } from './delivery/ssrf-guard.js';
 import type { RouteTable } from './routing/route-table.js';
 import type { EventLogBackend } from './node-backends.js';
 import type { Check } from './observability/readiness.js';
+import type { Tracing } from './observability/tracing.js';
 
 /**
  * What every role of a process shares: configuration, the backends, the
@@ -31,6 +32,8 @@ export interface NodeContext {
   keys: KeyAuthenticator;
   routes: RouteTable;
   guard: SsrfGuard;
+  /** Spans for ingress, delivery attempts and management (disabled unless OTLP is configured). */
+  tracing: Tracing;
 }
 
 /** A started role: how to let it finish its in-flight work before the process exits. */

@@ -28,6 +28,8 @@ import { DistributionRecorder } from './observability/distribution-metrics.js';
 import { Readiness } from './observability/readiness.js';
 import { registerHealthRoutes } from './observability/health-routes.js';
 import { addDependencyChecks, dependencyWaits } from './node-dependencies.js';
+import { startTracing, type TracingOptions } from './observability/tracing.js';
+import { RequestObserver } from './observability/request-observer.js';
 
 /** The configured networks, plus loopback on a single machine when allowed. */
 function allowedNetworks(config: Readonly<Config>, embeddedLog: boolean): string[] {
@@ -66,6 +68,11 @@ export interface ListeningNode {
   stop(): Promise<void>;
 }
 
+/** What a caller may add to a node beyond its configuration (tests inject a span exporter). */
+export interface NodeOptions {
+  tracing?: TracingOptions;
+}
+
 const ROLE_STARTERS: Record<Role, (ctx: NodeContext) => Promise<RoleHandle>> = {
   management: startManagementRole,
   ingress: startIngressRole,
@@ -77,8 +84,8 @@ const ROLE_STARTERS: Record<Role, (ctx: NodeContext) => Promise<RoleHandle>> = {
  * want: use the node right away). Rejects on a misconfiguration, with nothing
  * left open. See listenNode for a node that answers probes while it waits.
  */
-export async function startNode(config: Readonly<Config>, log: Logger): Promise<RunningNode> {
-  return (await listenNode(config, log)).up;
+export async function startNode(config: Readonly<Config>, log: Logger, options: NodeOptions = {}): Promise<RunningNode> {
+  return (await listenNode(config, log, options)).up;
 }
 
 /**
@@ -93,20 +100,28 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
  *   HTTP ──► ingress ──► Kafka topic ──► partition actors ──► receivers
  *   HTTP ──► management ──► Postgres ──► invalidation bus ──► every node's caches
  */
-export async function listenNode(config: Readonly<Config>, log: Logger): Promise<ListeningNode> {
+export async function listenNode(config: Readonly<Config>, log: Logger, options: NodeOptions = {}): Promise<ListeningNode> {
   const closers: Array<() => Promise<void> | void> = [];
   const closeAll = async () => {
     for (const close of closers.splice(0).reverse()) {
       try {
         await close();
       } catch (err) {
-        log.warn({ err: (err as Error).message }, 'error while closing');
+        log.warn({ err }, 'error while closing');
       }
     }
   };
 
+  // Closed last: the spans of the drain are exported too.
+  const tracing = startTracing(log, options.tracing);
+  closers.push(() => tracing.stop());
   const app = uWS.App();
-  const router = new Router(app, log, new ClientAddressSource(config.server.headerGuard, config.server.proxyProtocolFrom));
+  const router = new Router(
+    app,
+    log,
+    new ClientAddressSource(config.server.headerGuard, config.server.proxyProtocolFrom),
+    new RequestObserver(log, tracing, config.log.accessLog.sampleRate),
+  );
   const readiness = new Readiness(config.roles, config.health, log);
   closers.push(() => readiness.stop());
   registerHealthRoutes(router, readiness);
@@ -180,6 +195,7 @@ export async function listenNode(config: Readonly<Config>, log: Logger): Promise
         versions: bus,
       }),
       guard: new SsrfGuard(allowedNetworks(config, backends.eventLog.kind === 'embedded')),
+      tracing,
     };
     bus.onInvalidate(() => {
       ctx.keys.invalidate();

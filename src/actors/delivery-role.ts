@@ -30,7 +30,7 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
     scheduleSeconds: [...d.retry.scheduleSeconds],
     horizonSeconds: d.retry.horizonSeconds,
     retryableStatuses: [],
-  });
+  }, undefined, ctx.tracing);
   const deliveryLog = new DeliveryLogRepo(sql);
   const attemptLog = new AttemptLog(deliveryLog, d.attemptLog, log);
   const parkRepo = new ParkedDeliveryRepo(sql);
@@ -81,7 +81,7 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
       await supervisor.drain(Math.max(0, deadline - Date.now()));
       dispatcher.close();
       await parkWriter.close();
-      await attemptLog.flush().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'attempt log not flushed at shutdown'));
+      await attemptLog.flush().catch((err: unknown) => log.warn({ err }, 'attempt log not flushed at shutdown'));
     },
   };
 }

@@ -123,14 +123,14 @@ export class DeliveryStep {
   private async disable(target: RouteTarget, reason: string): Promise<void> {
     this.disabledAt.set(target.id, this.now());
     await this.deps.disableTarget(target, reason).catch((err: unknown) => {
-      this.deps.log.warn({ err: (err as Error).message, target: target.publicId }, 'could not disable target');
+      this.deps.log.warn({ err, target: target.publicId }, 'could not disable target');
     });
   }
 
   /** A success ends the target's failure streak (written at most once a minute per target, off the hot path). */
   private streakEnded(target: RouteTarget): void {
     const written = this.deps.streaks.succeeded(target.id);
-    written?.catch((err: unknown) => this.deps.log.warn({ err: (err as Error).message, target: target.publicId }, 'could not record a healthy target'));
+    written?.catch((err: unknown) => this.deps.log.warn({ err, target: target.publicId }, 'could not record a healthy target'));
   }
 
   /** A failure extends the streak; one long enough disables the target (contract §7). */
@@ -142,7 +142,7 @@ export class DeliveryStep {
         this.deps.streaks.forget(target.id);
       }
     } catch (err) {
-      this.deps.log.warn({ err: (err as Error).message, target: target.publicId }, 'could not track the target\'s failures');
+      this.deps.log.warn({ err, target: target.publicId }, 'could not track the target\'s failures');
     }
   }
 
@@ -154,7 +154,7 @@ export class DeliveryStep {
         return targets.find((t) => t.id === job.targetId) ?? null;
       } catch (err) {
         // The database is unreachable: the job keeps its place and waits.
-        this.deps.log.warn({ err: (err as Error).message }, 'route lookup failed, will retry');
+        this.deps.log.warn({ err, eventId: job.record.id }, 'route lookup failed, will retry');
         await new Promise((r) => setTimeout(r, 500).unref());
       }
     }

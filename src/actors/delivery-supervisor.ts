@@ -80,7 +80,7 @@ export class DeliverySupervisor {
         if (actor && !actor.revoked) actor.adopt(lane.targetId, lane.laneKey, now);
       }
     } catch (err) {
-      this.log.warn({ err: (err as Error).message }, 'redelivery poll failed');
+      this.log.warn({ err }, 'redelivery poll failed');
     } finally {
       this.polling = false;
     }
@@ -113,7 +113,7 @@ export class DeliverySupervisor {
       } catch (err) {
         // Usually a rebalance in progress: the next owner replays from the last
         // good commit, so a failed commit costs duplicates, never events.
-        this.log.warn({ partition, err: (err as Error).message }, 'offset commit failed');
+        this.log.warn({ partition, err }, 'offset commit failed');
         if (!this.dirty.has(partition)) this.dirty.set(partition, point);
         this.schedule();
       }

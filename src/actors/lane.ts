@@ -89,7 +89,7 @@ export class Lane {
     } catch (err) {
       if (this.ctx.signal.aborted) return;
       // Most likely the database: keep the lane parked and look again shortly.
-      this.ctx.log.warn({ err: (err as Error).message, lane: this.ref.laneKey }, 'parked lane could not be drained, will retry');
+      this.ctx.log.warn({ err, lane: this.ref.laneKey }, 'parked lane could not be drained, will retry');
       this.mode = 'parked';
       this.ctx.due.schedule(this, this.ctx.now() + 2_000);
     } finally {
@@ -114,7 +114,7 @@ export class Lane {
         return;
       }
     } catch (err) {
-      if (!this.ctx.signal.aborted) this.ctx.log.error({ err: (err as Error).message }, 'lane stopped unexpectedly');
+      if (!this.ctx.signal.aborted) this.ctx.log.error({ err, lane: this.ref.laneKey, eventId: this.jobs[0]?.record.id }, 'lane stopped unexpectedly');
     } finally {
       this.running = false;
       if (this.isIdle && !this.ctx.signal.aborted) this.ctx.onIdle(this);

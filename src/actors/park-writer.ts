@@ -66,7 +66,7 @@ export class ParkWriter {
             for (const w of batch) w.reject(err as Error);
             return;
           }
-          if (failures === 0) this.log.warn({ err: (err as Error).message, rows }, 'parking deliveries failed, retrying');
+          if (failures === 0) this.log.warn({ err, rows }, 'parking deliveries failed, retrying');
           await new Promise((r) => setTimeout(r, backoffDelay(failures, PARK_BACKOFF)));
         }
       }

@@ -240,7 +240,7 @@ export class PartitionActor implements PartitionHandler {
         }
         break;
       } catch (err) {
-        if (failures === 0) this.log.warn({ err: (err as Error).message }, 'cannot load parked lanes yet, will retry');
+        if (failures === 0) this.log.warn({ err }, 'cannot load parked lanes yet, will retry');
         await delay(backoffDelay(failures, DATABASE_BACKOFF));
       }
     }
@@ -257,7 +257,7 @@ export class PartitionActor implements PartitionHandler {
         this.adopt(lane.targetId, lane.laneKey, lane.nextAttemptAt ? Math.max(now, lane.nextAttemptAt.getTime()) : now);
       }
     } catch (err) {
-      this.log.warn({ err: (err as Error).message }, 'parked lane sweep failed');
+      this.log.warn({ err }, 'parked lane sweep failed');
     }
   }
 
@@ -278,7 +278,7 @@ export class PartitionActor implements PartitionHandler {
         }
         return done;
       } catch (err) {
-        if (failures === 0) this.log.warn({ err: (err as Error).message }, 'replay check failed, will retry');
+        if (failures === 0) this.log.warn({ err }, 'replay check failed, will retry');
         await delay(backoffDelay(failures, DATABASE_BACKOFF));
       }
     }
@@ -291,7 +291,7 @@ export class PartitionActor implements PartitionHandler {
       try {
         return await this.services.routes.targetsFor(record);
       } catch (err) {
-        if (failures === 0) this.log.warn({ err: (err as Error).message }, 'route lookup failed, will retry');
+        if (failures === 0) this.log.warn({ err, eventId: record.id }, 'route lookup failed, will retry');
         await delay(500);
         if (this.revoked) return null;
       }

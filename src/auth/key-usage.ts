@@ -43,7 +43,7 @@ export class KeyUsage {
     } catch (err) {
       // Not worth failing anything for: the next use notes the key again.
       for (const id of keyIds) this.noted.delete(id);
-      this.log.debug({ err: (err as Error).message, keys: keyIds.length }, 'could not record key use');
+      this.log.debug({ err, keys: keyIds.length }, 'could not record key use');
     }
   }
 

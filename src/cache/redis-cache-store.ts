@@ -30,7 +30,7 @@ export class RedisCacheStore implements CacheStore {
     this.redis = new Redis(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true });
     this.redis.on('error', (err: Error) => {
       this.lastConnectionError = err.message;
-      this.log.warn({ err: err.message }, 'redis error');
+      this.log.warn({ err }, 'redis error');
     });
     this.redis.on('ready', () => (this.lastConnectionError = null));
   }
@@ -88,7 +88,7 @@ export class RedisCacheStore implements CacheStore {
   async subscribe(channel: string, listener: (message: string) => void): Promise<void> {
     if (!this.subscriber) {
       this.subscriber = this.redis.duplicate();
-      this.subscriber.on('error', (err: Error) => this.log.warn({ err: err.message }, 'redis subscriber error'));
+      this.subscriber.on('error', (err: Error) => this.log.warn({ err }, 'redis subscriber error'));
       this.subscriber.on('message', (ch: string, message: string) => {
         for (const fn of this.listeners.get(ch) ?? []) fn(message);
       });

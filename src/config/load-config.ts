@@ -65,6 +65,11 @@ function fromEnv(env: Env): Plain {
   if (env.STREAMGATE_ALLOW_NETWORKS !== undefined) set('delivery.allowNetworks', list(env.STREAMGATE_ALLOW_NETWORKS));
   if (env.STREAMGATE_DELIVERY_CA_FILE !== undefined) set('delivery.tls.caFile', env.STREAMGATE_DELIVERY_CA_FILE);
   if (env.LOG_LEVEL) set('log.level', env.LOG_LEVEL);
+  if (env.STREAMGATE_ACCESS_LOG_SAMPLE_RATE) {
+    // A decimal number, else kept as text for validation to name.
+    const rate = env.STREAMGATE_ACCESS_LOG_SAMPLE_RATE.trim();
+    set('log.accessLog.sampleRate', /^\d*\.?\d+$/.test(rate) ? Number(rate) : rate);
+  }
   if (env.STREAMGATE_REDIS_PREFIX) set('redis.keyPrefix', env.STREAMGATE_REDIS_PREFIX);
   if (env.STREAMGATE_DATA_DIR) set('dataDir', env.STREAMGATE_DATA_DIR);
   if (env.STREAMGATE_KAFKA_TOPIC) set('kafka.topic', env.STREAMGATE_KAFKA_TOPIC);

@@ -77,7 +77,10 @@ export interface Config {
     oauthRefreshMarginSeconds: number;
     disableAfterFailingSeconds: number;
   };
-  log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
+  log: {
+    level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+    accessLog: { sampleRate: number };
+  };
   auth: {
     console: {
       issuer: string;
@@ -96,6 +99,7 @@ export interface Config {
 
 type Leaf =
   | { kind: 'int'; min: number; max: number }
+  | { kind: 'number'; min: number; max: number }
   /** An IP network such as 10.0.0.0/8; with bareAddress, a lone address (that host only) too. */
   | { kind: 'cidr'; bareAddress?: boolean }
   | { kind: 'boolean' }
@@ -205,7 +209,11 @@ export const schema: SchemaNode = obj({
     oauthRefreshMarginSeconds: int(0, 3_600),
     disableAfterFailingSeconds: int(1, 365 * 86_400),
   }),
-  log: obj({ level: { kind: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] } }),
+  log: obj({
+    level: { kind: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+    // The share of management requests written to the access log, 0 to 1.
+    accessLog: obj({ sampleRate: { kind: 'number', min: 0, max: 1 } }),
+  }),
   auth: obj({
     console: obj({
       issuer: str(),

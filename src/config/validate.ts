@@ -22,6 +22,10 @@ export function validateAgainst(node: SchemaNode, value: unknown, path = ''): st
       if (typeof value !== 'number' || !Number.isInteger(value)) return [`${at}: must be an integer`];
       if (value < node.min || value > node.max) return [`${at}: must be between ${node.min} and ${node.max}`];
       return [];
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value)) return [`${at}: must be a number`];
+      if (value < node.min || value > node.max) return [`${at}: must be between ${node.min} and ${node.max}`];
+      return [];
     case 'string':
       if (typeof value !== 'string') return [`${at}: must be a string`];
       if (node.pattern && !node.pattern.test(value)) return [`${at}: ${JSON.stringify(value)} is not valid`];

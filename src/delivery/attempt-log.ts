@@ -114,7 +114,7 @@ export class AttemptLog {
       await this.repo.writeBatch(events, deliveries);
       this.failures = 0;
     } catch (err) {
-      if (this.failures++ === 0) this.log.warn({ err: (err as Error).message }, 'attempt log write failed, will retry');
+      if (this.failures++ === 0) this.log.warn({ err }, 'attempt log write failed, will retry');
       // Put the rows back in front of anything newer, keeping attempt order.
       this.events = [...events, ...this.events];
       const newer = this.deliveries;

@@ -8,6 +8,8 @@ import { outboundHeaders } from './outbound-headers.js';
 import { simulateAttempt } from './sandbox.js';
 import { paymentsSignature, signatureHeaders } from './signing.js';
 import type { SigningPlan, SigningPlans } from './signing-plans.js';
+import { formatTraceparent } from '../observability/trace-context.js';
+import { endWithStatus, NO_TRACING, type Tracing } from '../observability/tracing.js';
 
 /** What one attempt came to. */
 export interface AttemptReport {
@@ -35,6 +37,8 @@ export class Deliverer {
     private readonly plans: SigningPlans,
     private readonly defaultPolicy: Readonly<RetryPolicy>,
     private readonly now: () => number = Date.now,
+    /** A span per attempt, whose id the receiver gets as its traceparent's parent. */
+    private readonly tracing: Tracing = NO_TRACING,
   ) {}
 
   policyOf(target: RouteTarget): Readonly<RetryPolicy> {
@@ -48,11 +52,39 @@ export class Deliverer {
       const result = simulateAttempt(record.sandbox, attempt);
       return { at, result, outcome: classify(result, retryable), simulated: true };
     }
-    const result = await this.send(record, target);
+    if (this.tracing.enabled) return this.tracedAttempt(record, target, attempt, at, retryable);
+    const result = await this.send(record, target, null);
     return { at, result, outcome: classify(result, retryable), simulated: false };
   }
 
-  private async send(record: EventRecord, target: RouteTarget): Promise<DispatchResult> {
+  /** The attempt inside its span, a child of the context stored with the event. */
+  private async tracedAttempt(record: EventRecord, target: RouteTarget, attempt: number, at: number, retryable: readonly number[]): Promise<AttemptReport> {
+    // Host and port only: a receiver URL's path or query may hold a token.
+    const span = this.tracing.startAttempt(record.traceparent, record.tracestate, {
+      'http.request.method': 'POST',
+      'server.address': target.url.hostname,
+      'server.port': Number(target.url.port) || (target.url.protocol === 'https:' ? 443 : 80),
+      'streamgate.event_id': record.id,
+      'streamgate.target': target.publicId,
+      'streamgate.attempt': attempt,
+    })!;
+    let result: DispatchResult;
+    try {
+      result = await this.send(record, target, formatTraceparent(span.spanContext()));
+    } catch (err) {
+      span.recordException(err as Error);
+      endWithStatus(span, 0, 400);
+      throw err;
+    }
+    const outcome = classify(result, retryable);
+    span.setAttribute('streamgate.outcome', outcome.kind);
+    if (result.kind === 'error') span.setAttribute('error.type', result.code);
+    endWithStatus(span, result.kind === 'response' ? result.status : 0, 400);
+    return { at, result, outcome, simulated: false };
+  }
+
+  /** `traceparent`: the attempt span's, sent in place of the stored one (null when tracing is off). */
+  private async send(record: EventRecord, target: RouteTarget, traceparent: string | null): Promise<DispatchResult> {
     let plan: SigningPlan;
     try {
       const planned = this.plans.planFor(record);
@@ -67,6 +99,8 @@ export class Deliverer {
     const sendWith = (authorization: string | null): Promise<DispatchResult> | DispatchResult => {
       const headers = { ...base };
       if (authorization !== null) headers.authorization = authorization;
+      // Unless a target's static header set its own (configuration wins, reference §6 rule 1).
+      if (traceparent !== null && (headers.traceparent === undefined || headers.traceparent === record.traceparent)) headers.traceparent = traceparent;
       // Signing is the top layer: computed last, over the exact bytes sent, anew per attempt.
       if (record.paymentsRecalc && plan.paymentsSecret) {
         headers['payments-signature'] = paymentsSignature(plan.paymentsSecret, record.body, this.now());

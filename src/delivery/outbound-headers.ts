@@ -13,7 +13,8 @@ export function pathSegment(record: EventRecord): string {
  * name collision; the configuration API refuses collisions at save):
  *
  *   1. mapped headers (snapshotted at accept) and the group key header
- *   2. the service's own: Content-Type, X-Service-Event-Id, X-Service-Path, Idempotency-Key, …
+ *   2. the service's own: Content-Type, X-Service-Event-Id, X-Service-Path, Idempotency-Key,
+ *      traceparent/tracestate, …
  *   3. the target's static headers
  *
  * Auth and signing (src/delivery/deliverer.ts) are added per attempt, on top.
@@ -35,6 +36,12 @@ export function outboundHeaders(record: EventRecord, settings: Pick<TargetSettin
   headers['x-service-path'] = record.path ? `${record.path},${pathSegment(record)}` : pathSegment(record);
   if (record.idempotencyKey !== null) headers['idempotency-key'] = record.idempotencyKey;
   if (record.eventType !== null) headers['x-service-event-type'] = record.eventType;
+  // The sender's trace continues at the receiver (W3C Trace Context); with
+  // tracing on, the deliverer names the attempt's span as the parent instead.
+  if (record.traceparent !== undefined) {
+    headers.traceparent = record.traceparent;
+    if (record.tracestate !== undefined) headers.tracestate = record.tracestate;
+  }
 
   for (const [name, value] of Object.entries(settings.staticHeaders)) headers[name.toLowerCase()] = value;
   return headers;

@@ -2,6 +2,7 @@ import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWe
 import { errorEnvelope, ServiceError } from '../errors.js';
 import { ClientAddressSource } from './client-address.js';
 import { unpackFields } from './guard-marks.js';
+import { requestIdOf } from './request-id.js';
 import { statusLine } from './status-line.js';
 
 /**
@@ -21,6 +22,10 @@ export interface Exchange {
   readonly headers: Readonly<Record<string, string>>;
   readonly params: readonly string[];
   readonly remoteAddress: string;
+  /** X-Request-Id: the client's when sane, else made here (src/http/request-id.ts); sent on every answer. */
+  readonly requestId: string;
+  /** The status answered, 0 until then. */
+  readonly status: number;
   body: Promise<Buffer>;
   aborted: boolean;
   answered: boolean;
@@ -51,7 +56,7 @@ export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: n
   const params: string[] = [];
   for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
   const method = req.getCaseSensitiveMethod().toUpperCase();
-  const exchange = new UwsExchange(res, method, req.getUrl(), req.getQuery() ?? '', headers, params, addresses);
+  const exchange = new UwsExchange(res, method, req.getUrl(), req.getQuery() ?? '', headers, params, addresses, requestIdOf(headers['x-request-id']));
   // A client that goes away mid-body sends no more data: without this the
   // handler awaiting the body would wait (and hold its memory) forever.
   res.onAborted(() => exchange.abort());
@@ -68,6 +73,7 @@ class UwsExchange implements Exchange {
   body: Promise<Buffer> = NO_BODY;
   aborted = false;
   answered = false;
+  status = 0;
   /** Set while a body is being read: rejects it when the client goes away. */
   abortBody: (() => void) | null = null;
   private remote: string | null = null;
@@ -80,6 +86,7 @@ class UwsExchange implements Exchange {
     readonly headers: Readonly<Record<string, string>>,
     readonly params: readonly string[],
     private readonly addresses: ClientAddressSource,
+    readonly requestId: string,
   ) {}
 
   // Read on first use only: a getpeername() per request showed up in profiles,
@@ -103,9 +110,11 @@ class UwsExchange implements Exchange {
   send(status: number, body: string | Buffer, extra?: Record<string, string>, closeConnection = false): void {
     if (this.aborted || this.answered) return;
     this.answered = true;
+    this.status = status;
     const res = this.res;
     res.cork(() => {
       res.writeStatus(statusLine(status));
+      res.writeHeader('x-request-id', this.requestId);
       if (extra) for (const name in extra) res.writeHeader(name, extra[name]!);
       res.end(body, closeConnection);
     });

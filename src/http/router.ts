@@ -1,6 +1,7 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import { isServiceError, ServiceError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
+import { RequestObserver } from '../observability/request-observer.js';
 import { ClientAddressSource } from './client-address.js';
 import { captureExchange, type Exchange } from './exchange.js';
 import { matchesPattern } from './route-pattern.js';
@@ -31,13 +32,17 @@ export class Router {
     private readonly log: Logger,
     /** Where the client address comes from (the header guard's front, or the socket and trusted proxies). */
     private readonly addresses = new ClientAddressSource(false),
+    /** Spans, access log and refusal lines around each handler (src/observability/request-observer.ts). */
+    private readonly observer = new RequestObserver(log),
   ) {}
 
   add(method: Method, pattern: string, options: RouteOptions, handler: Handler): void {
     const paramCount = (pattern.match(/\/:/g) ?? []).length;
-    this.routes.push({ method: method === 'del' ? 'DELETE' : method.toUpperCase(), pattern });
+    const httpMethod = method === 'del' ? 'DELETE' : method.toUpperCase();
+    this.routes.push({ method: httpMethod, pattern });
+    const observed = this.observer.wrap(httpMethod, pattern, handler);
     this.app[method](pattern, (res, req) => {
-      this.run(handler, captureExchange(res, req, paramCount, options.maxBodyBytes, this.addresses));
+      this.run(observed, captureExchange(res, req, paramCount, options.maxBodyBytes, this.addresses));
     });
   }
 
@@ -48,8 +53,7 @@ export class Router {
    * uWS matches the most specific pattern, whatever the order).
    */
   fallback(maxBodyBytes: number, starting: () => boolean = () => false): void {
-    this.app.any('/*', (res, req) => {
-      const exchange = captureExchange(res, req, 0, maxBodyBytes, this.addresses);
+    const answer = this.observer.wrap('HTTP', '(no route)', (exchange) => {
       // The port opens before the roles are up (they wait for their backends): their routes are not registered yet.
       if (starting()) {
         exchange.sendError(new ServiceError('unavailable', 'This node is starting; retry shortly (GET /readyz says what it waits for).'), { 'retry-after': '1' });
@@ -62,6 +66,7 @@ export class Router {
       }
       exchange.sendError(new ServiceError('not_found', `No route for ${exchange.method} ${exchange.path}.`));
     });
+    this.app.any('/*', (res, req) => this.run(answer, captureExchange(res, req, 0, maxBodyBytes, this.addresses)));
   }
 
   /** The methods routes serve on `path` (HEAD wherever GET is: the front answers HEAD as GET). */
@@ -86,7 +91,7 @@ export class Router {
       exchange.sendError(err);
       return;
     }
-    this.log.error({ err, method: exchange.method, path: exchange.path }, 'unhandled error');
+    this.log.error({ err, reqId: exchange.requestId, method: exchange.method, path: exchange.path }, 'unhandled error');
     exchange.sendError(new ServiceError('internal'));
   }
 }

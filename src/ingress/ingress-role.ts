@@ -43,6 +43,7 @@ export async function startIngressRole(ctx: NodeContext): Promise<RoleHandle> {
     keyMaxBytes: cfg.keyMaxBytes,
     idempotencyKeyMaxBytes: cfg.idempotencyKeyMaxBytes,
     mappedHeaderMaxBytes: cfg.mappedHeaderMaxBytes,
+    tracing: ctx.tracing,
   };
 
   let inFlight = 0;

@@ -5,6 +5,7 @@ import { newEventId } from '../ids.js';
 import type { EventLogWriter } from '../log/event-log.js';
 import type { EventRecord } from '../log/event-record.js';
 import { acceptedChannel } from '../observability/channels.js';
+import type { Tracing } from '../observability/tracing.js';
 import { extractContext } from './event-context.js';
 import { checkHeaderValues, checkIdempotencyKey, refuseAmbiguousFraming } from './header-check.js';
 import { checkHopPath } from './hop-path.js';
@@ -13,6 +14,7 @@ import { liftMappedHeaders } from './mapped-headers.js';
 import type { QueueDirectory, QueueView } from './queue-directory.js';
 import { RequestValues } from './request-values.js';
 import { hasSandboxParams, readSandboxParams } from './sandbox-query.js';
+import { attachTraceContext } from './trace-headers.js';
 
 export interface PostEventDeps {
   queues: QueueDirectory;
@@ -22,6 +24,8 @@ export interface PostEventDeps {
   keyMaxBytes: number;
   idempotencyKeyMaxBytes: number;
   mappedHeaderMaxBytes: number;
+  /** Child spans for auth and append, and the trace context stored with the event. */
+  tracing: Tracing;
 }
 
 const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
@@ -44,8 +48,9 @@ export function postEventHandler(deps: PostEventDeps, sandbox: boolean) {
     const found = deps.queues.resolve(decodeSegment(tenant), decodeSegment(queueName));
     const queue = found instanceof Promise ? await found : found;
     if (!queue) throw new ServiceError('not_found', 'No such workspace or queue.');
-    if (queue.settings.authMode !== 'api_key') await deps.auth.checkUsable(queue);
-    const authenticated = await deps.auth.authenticate(exchange, queue);
+    const authenticated = deps.tracing.enabled
+      ? await deps.tracing.step(exchange, 'ingress auth', () => authenticate(deps, exchange, queue))
+      : await authenticate(deps, exchange, queue);
     if (queue.allowlist && !queue.allowlist.allows(exchange.remoteAddress)) throw new ServiceError('ip_not_allowed');
     if (queue.settings.archived || queue.workspaceArchived) throw new ServiceError('queue_archived');
     if (queue.settings.ingress === 'closed') throw new ServiceError('ingress_closed');
@@ -86,17 +91,29 @@ export function postEventHandler(deps: PostEventDeps, sandbox: boolean) {
     if (mappedHeaders) record.mappedHeaders = mappedHeaders;
     if (authenticated.paymentsVerified && queue.settings.paymentsSignatureRecalculation) record.paymentsRecalc = true;
     if (sandboxParams) record.sandbox = sandboxParams;
+    if (deps.tracing.enabled || headers.traceparent !== undefined) attachTraceContext(record, exchange, deps.tracing);
 
     if (idempotencyKey !== null && queue.settings.dedupWindowSeconds > 0) {
       await appendOnce(deps, exchange, queue, record, idempotencyKey, sandbox);
     } else {
-      await append(deps, record);
+      await append(deps, exchange, record);
       accepted(exchange, queue, record);
     }
   };
 }
 
-async function append(deps: PostEventDeps, record: EventRecord): Promise<void> {
+// Not async: no extra promise per request on the untraced path.
+function authenticate(deps: PostEventDeps, exchange: Exchange, queue: QueueView): ReturnType<IngressAuth['authenticate']> {
+  if (queue.settings.authMode === 'api_key') return deps.auth.authenticate(exchange, queue);
+  return deps.auth.checkUsable(queue).then(() => deps.auth.authenticate(exchange, queue));
+}
+
+function append(deps: PostEventDeps, exchange: Exchange, record: EventRecord): Promise<void> {
+  if (deps.tracing.enabled) return deps.tracing.step(exchange, 'ingress append', () => appendRecord(deps, record));
+  return appendRecord(deps, record);
+}
+
+async function appendRecord(deps: PostEventDeps, record: EventRecord): Promise<void> {
   try {
     await deps.log.append(record);
   } catch {
@@ -114,7 +131,7 @@ async function appendOnce(deps: PostEventDeps, exchange: Exchange, queue: QueueV
     return;
   }
   try {
-    await append(deps, record);
+    await append(deps, exchange, record);
   } catch (err) {
     // Let a waiting duplicate (or the sender's retry) take over; best effort,
     // the reservation expires on its own otherwise.

@@ -75,7 +75,7 @@ export class EmbeddedReader implements EventLogReader {
       try {
         await handler.deliver(entries, async () => {});
       } catch (err) {
-        this.log.error({ partition, err: (err as Error).message }, 'partition handler failed; retrying the batch');
+        this.log.error({ partition, err }, 'partition handler failed; retrying the batch');
         await this.idle(partition);
         continue;
       }

@@ -37,6 +37,14 @@ export interface EventRecord {
   paymentsRecalc?: boolean;
   /** Sandbox route only (contract §6): deliveries are simulated, nothing leaves. */
   sandbox?: { failCode: number | null; failCount: number; runId: string | null };
+  /**
+   * W3C trace context the delivery attempts continue (src/ingress/trace-headers.ts):
+   * the sender's traceparent as received, or the ingress span's when tracing is
+   * on. Absent on records written before it existed, and for senders without one.
+   */
+  traceparent?: string;
+  /** The sender's tracestate, kept only beside a valid traceparent. */
+  tracestate?: string;
 }
 
 // Plain maps (no shared record structures): any process can decode any record

@@ -90,7 +90,7 @@ export class KafkaReader implements EventLogReader {
     this.consumer.on('error', (err: unknown) => {
       if (!this.running) return;
       this.groupError = kafkaErrorText(err);
-      this.log.warn({ err: this.groupError }, 'consumer group membership lost; joining again');
+      this.log.warn({ err, reason: this.groupError }, 'consumer group membership lost; joining again');
       void this.join();
     });
   }
@@ -181,7 +181,7 @@ export class KafkaReader implements EventLogReader {
         if (!progressed) await this.idle();
       } catch (err) {
         failures++;
-        this.log[failures === 1 ? 'warn' : 'debug']({ err: kafkaErrorText(err), failures }, 'fetching from Kafka failed; retrying');
+        this.log[failures === 1 ? 'warn' : 'debug']({ err, reason: kafkaErrorText(err), failures }, 'fetching from Kafka failed; retrying');
         this.consumer.clearMetadata();
         await sleep(backoffDelay(failures - 1, KAFKA_BACKOFF));
       }

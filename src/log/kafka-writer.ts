@@ -203,7 +203,7 @@ export class KafkaWriter implements EventLogWriter {
             ? ` (no broker has answered for ${unreachable} ms)`
             : ` within kafka.producer.retryMs (${this.options.retryMs} ms)`;
         const err = new Error(`Kafka did not acknowledge ${todo.length} record(s) for topic ${this.topic}${why}: ${text}`, { cause: failure });
-        this.log.error({ records: todo.length, attempts: attempt, err: text }, 'Kafka produce failed for good');
+        this.log.error({ records: todo.length, attempts: attempt, err, reason: text }, 'Kafka produce failed for good');
         for (const r of todo) r.reject(err);
         // Whether the broker kept them is unknown: later records must not reuse their numbers.
         this.resetProducerId = true;

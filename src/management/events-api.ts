@@ -78,7 +78,7 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
       }
     }
     if (Date.now() - minted >= LOOKUP_MAX_AGE_MS || minted >= Date.now() + FRESH_MS) return null;
-    const found = await lookups.find(eventId, minted);
+    const found = await lookups.find(eventId, minted, ex.requestId);
     // Delivery may have consumed it meanwhile: the attempt log then has more to say.
     const consumed = await log.event(ws.id, eventId);
     if (consumed || found === null || found.record.workspaceId !== ws.id) return consumed;
@@ -133,7 +133,7 @@ class LogLookups {
 
   constructor(private readonly ctx: NodeContext) {}
 
-  find(eventId: string, mintedAt: number): Promise<{ record: EventRecord; found: FoundRecord } | null> {
+  find(eventId: string, mintedAt: number, reqId: string): Promise<{ record: EventRecord; found: FoundRecord } | null> {
     const needle = Buffer.from(eventId);
     // The id's bytes first (cheap), then a decode to be sure it is the record's own id, not body text.
     const match = (bytes: Buffer) => bytes.includes(needle) && decodeEvent(bytes).id === eventId;
@@ -143,7 +143,7 @@ class LogLookups {
     });
     this.chain = run.catch(() => {});
     return run.catch((err: unknown) => {
-      this.ctx.log.warn({ err: (err as Error).message, eventId }, 'event lookup in the log failed');
+      this.ctx.log.warn({ err, eventId, reqId }, 'event lookup in the log failed');
       return null;
     });
   }

@@ -20,7 +20,35 @@ export function createLogger(level: string, name = 'streamgate', destination?: p
       ],
       censor: '[redacted]',
     },
+    serializers: { err: serializeError },
   };
   // A destination only in tests, which read what would have been written.
   return destination ? pino(options, destination) : pino(options);
+}
+
+/** Error fields a log line keeps; anything else an error object carries stays out. */
+interface LoggedError {
+  type: string;
+  message: string;
+  stack?: string;
+  code?: string | number;
+  cause?: LoggedError;
+}
+
+/**
+ * `err` in a log line: type, message, stack, code and cause, nothing else.
+ * pino's own serializer copies every enumerable property, and client errors
+ * carry more than their message: a Redis reply error its command's arguments
+ * (idempotency keys, nonces), a Postgres error the row that collided, an
+ * HTTP error the request. Messages are ours or the client libraries', which
+ * do not quote credentials.
+ */
+export function serializeError(value: unknown, depth = 0): LoggedError | unknown {
+  if (!(value instanceof Error)) return value;
+  const out: LoggedError = { type: value.constructor?.name ?? 'Error', message: value.message };
+  if (value.stack !== undefined) out.stack = value.stack;
+  const code = (value as { code?: unknown }).code;
+  if (typeof code === 'string' || typeof code === 'number') out.code = code;
+  if (value.cause instanceof Error && depth < 3) out.cause = serializeError(value.cause, depth + 1) as LoggedError;
+  return out;
 }

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import { errorEnvelope, ServiceError } from '../../errors.js';
+import { requestIdOf } from '../request-id.js';
 import { statusLine } from '../status-line.js';
 import { canonicalHead } from './canonical-head.js';
 import type { RequestHead } from './parsed-head.js';
@@ -32,11 +33,15 @@ const ONE_WRITE_BYTES = 64 * 1024;
 const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n');
 const OPTIONS_STAR = Buffer.from(`HTTP/1.1 204 No Content\r\nallow: ${[...SERVED_METHODS].join(', ')}\r\n\r\n`);
 
-/** A complete HTTP response with the error envelope, closing the connection. */
+/**
+ * A complete HTTP response with the error envelope, closing the connection.
+ * Its X-Request-Id is always made here: the request it refuses was not read
+ * far enough (or not well enough) to trust an id in it.
+ */
 function refusal(err: ServiceError): Buffer {
   const body = errorEnvelope(err);
   return Buffer.from(
-    `HTTP/1.1 ${statusLine(err.status)}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${statusLine(err.status)}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestIdOf(undefined)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
 

@@ -99,6 +99,9 @@ t.test('bad values throw ConfigError naming the key path', async (t) => {
     [{ PORT: '70000' }, 'server.port'],
     [{ PORT: '-1' }, 'server.port'],
     [{ LOG_LEVEL: 'loud' }, 'log.level'],
+    [{ STREAMGATE_ACCESS_LOG_SAMPLE_RATE: '1.5' }, 'log.accessLog.sampleRate'],
+    [{ STREAMGATE_ACCESS_LOG_SAMPLE_RATE: 'half' }, 'log.accessLog.sampleRate'],
+    [{ STREAMGATE_CONFIG: yamlFile('log:\n  accessLog:\n    sampleRate: -0.1\n') }, 'log.accessLog.sampleRate'],
     [{ KAFKA_BROKERS: 'nohostport' }, 'kafka.brokers'],
     [{ KAFKA_BROKERS: 'ok:9092,nohostport' }, 'kafka.brokers'],
     [{ DATABASE_URL: 'mysql://db/x' }, 'database.url'],
@@ -116,6 +119,12 @@ t.test('bad values throw ConfigError naming the key path', async (t) => {
     t.type(err, ConfigError, `${JSON.stringify(env)} → ConfigError`);
     t.ok(err instanceof ConfigError && err.message.includes(path), `message names ${path}: ${String(err)}`);
   }
+});
+
+t.test('log.accessLog.sampleRate: 0 by default, a fraction from the environment', async (t) => {
+  t.equal(loadConfig({}).log.accessLog.sampleRate, 0);
+  t.equal(loadConfig({ STREAMGATE_ACCESS_LOG_SAMPLE_RATE: '0.25' }).log.accessLog.sampleRate, 0.25);
+  t.equal(loadConfig({ STREAMGATE_ACCESS_LOG_SAMPLE_RATE: '1' }).log.accessLog.sampleRate, 1);
 });
 
 t.test('every problem is reported at once', async (t) => {

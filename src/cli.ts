@@ -63,18 +63,33 @@ async function start(args: string[]): Promise<number> {
   if (node.firstRun) process.stdout.write(firstRunMessage(node.firstRun, node.port));
   // On stderr: stdout carries only the JSON log lines, which log shippers parse.
   else process.stderr.write(`streamgate: serving on port ${node.port}. Keys are shown once at creation; list them with \`streamgate admin keys\`.\n`);
-  await new Promise<void>((resolve) => {
+  // SIGTERM/SIGINT: the graceful drain (src/lifecycle/node-drain.ts). A second
+  // signal, or server.shutdownTimeoutMs passing, exits at once with code 1.
+  return new Promise<number>((resolve) => {
+    let draining = false;
     const onSignal = (signal: string) => {
-      log.info({ signal }, 'draining');
-      node.stop().then(resolve, (err: unknown) => {
-        log.error({ err }, 'error while stopping');
-        resolve();
-      });
+      if (draining) {
+        log.warn({ signal }, 'second signal: exiting without finishing the drain');
+        resolve(1);
+        return;
+      }
+      draining = true;
+      log.info({ signal, drainDelayMs: config.server.drainDelayMs }, 'draining');
+      setTimeout(() => {
+        log.error({ shutdownTimeoutMs: config.server.shutdownTimeoutMs }, 'shutdown timed out: exiting without finishing the drain');
+        resolve(1);
+      }, config.server.shutdownTimeoutMs).unref();
+      node.drain().then(
+        () => resolve(0),
+        (err: unknown) => {
+          log.error({ err }, 'error while stopping');
+          resolve(1);
+        },
+      );
     };
-    process.once('SIGTERM', () => onSignal('SIGTERM'));
-    process.once('SIGINT', () => onSignal('SIGINT'));
+    process.on('SIGTERM', () => onSignal('SIGTERM'));
+    process.on('SIGINT', () => onSignal('SIGINT'));
   });
-  return 0;
 }
 
 async function runDeploy(args: string[]): Promise<number> {

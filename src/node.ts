@@ -25,6 +25,8 @@ import { startManagementRole } from './management/management-role.js';
 import { RoutingGate } from './routing/routing-gate.js';
 import { WaasGateRepo } from './storage/waas-gate-repo.js';
 import { DistributionRecorder } from './observability/distribution-metrics.js';
+import { withDeadline } from './storage/db-deadline.js';
+import { drainNode } from './lifecycle/node-drain.js';
 
 /** The configured networks, plus loopback on a single machine when allowed. */
 function allowedNetworks(config: Readonly<Config>, embeddedLog: boolean): string[] {
@@ -43,7 +45,10 @@ export interface RunningNode {
   configVersion(): Promise<number>;
   /** Set when this start bootstrapped an empty database (keys shown once). */
   firstRun: FirstRunInfo | null;
+  /** Stops at once: not ready, listener closed, in-flight work finished (tests, errors). */
   stop(): Promise<void>;
+  /** The graceful shutdown of SIGTERM: reports not-ready for server.drainDelayMs first (src/lifecycle/node-drain.ts). */
+  drain(): Promise<void>;
 }
 
 const ROLE_STARTERS: Record<Role, (ctx: NodeContext) => Promise<RoleHandle>> = {
@@ -76,9 +81,11 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
   try {
     const backends = await openBackends(config, log);
     closers.push(() => backends.close());
-    const sql = connectDatabase(backends.databaseUrl, config.database.maxConnections);
-    closers.push(() => sql.end({ timeout: 5 }));
-    const applied = await migrate(sql);
+    const pool = connectDatabase(backends.databaseUrl, config.database.maxConnections, config.database.connectTimeoutMs);
+    closers.push(() => pool.end({ timeout: 5 }));
+    const applied = await migrate(pool);
+    // What HTTP requests await gives up after requestTimeoutMs (503); delivery keeps the plain pool.
+    const sql = withDeadline(pool, config.database.requestTimeoutMs);
     if (applied.length > 0) log.info({ applied }, 'database migrated');
 
     const bus = new InvalidationBus(backends.cache);
@@ -95,6 +102,7 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
       config,
       log,
       sql,
+      backgroundSql: pool,
       cache: backends.cache,
       bus,
       eventLog: backends.eventLog,
@@ -126,13 +134,14 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
     }
 
     let ready = false;
+    let draining = false;
     ctx.router.add('get', '/healthz', { maxBodyBytes: 0 }, (ex) => ex.sendJson(200, { status: 'ok' }));
     const openapi = openApiJson();
     ctx.router.add('get', '/openapi.json', { maxBodyBytes: 0 }, (ex) =>
       ex.send(200, openapi, { 'content-type': 'application/json' }),
     );
     ctx.router.add('get', '/readyz', { maxBodyBytes: 0 }, (ex) =>
-      ready ? ex.sendJson(200, { status: 'ready', roles: config.roles }) : ex.sendJson(503, { status: 'starting' }),
+      ready ? ex.sendJson(200, { status: 'ready', roles: config.roles }) : ex.sendJson(503, { status: draining ? 'draining' : 'starting' }),
     );
 
     // Management and ingress register routes before the port opens; delivery
@@ -161,23 +170,36 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
     log.info({ port, roles: config.roles }, 'streamgate is serving');
 
     let stopping: Promise<void> | null = null;
+    const shutdown = (delayMs: number) =>
+      (stopping ??= drainNode(
+        {
+          markDraining: () => {
+            ready = false;
+            draining = true;
+          },
+          stopAccepting: () => {
+            ctx.router.lifecycle.closing = true;
+            stopListening();
+          },
+          finish: async (deadline) => {
+            for (const handle of handles) await handle.drain(deadline);
+          },
+          release: async () => {
+            await closeAll();
+            log.info('streamgate stopped');
+          },
+        },
+        { delayMs, shutdownTimeoutMs: config.server.shutdownTimeoutMs },
+        log,
+      ));
     return {
       port,
       roles: [...config.roles],
       routes: ctx.router.routes,
       firstRun,
       configVersion: () => bus.currentVersion(),
-      stop: () => {
-        stopping ??= (async () => {
-          ready = false;
-          stopListening();
-          const deadline = Date.now() + config.server.drainTimeoutMs;
-          for (const handle of handles) await handle.drain(deadline);
-          await closeAll();
-          log.info('streamgate stopped');
-        })();
-        return stopping;
-      },
+      stop: () => shutdown(0),
+      drain: () => shutdown(config.server.drainDelayMs),
     };
   } catch (err) {
     await closeAll();

@@ -1,8 +1,9 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import { isServiceError, ServiceError } from '../errors.js';
+import { dependencyFailure } from '../util/dependency-failure.js';
 import type { Logger } from '../observability/logger.js';
 import { ClientAddressSource } from './client-address.js';
-import { captureExchange, type Exchange } from './exchange.js';
+import { captureExchange, type ConnectionLifecycle, type Exchange } from './exchange.js';
 import { matchesPattern } from './route-pattern.js';
 
 export type Method = 'get' | 'post' | 'put' | 'del' | 'patch';
@@ -20,11 +21,14 @@ export interface RouteInfo {
 
 /**
  * Registers routes on the uWS app and turns whatever a handler throws into the
- * error envelope: catalog errors keep their code, anything else is logged and
- * answered as 500 `internal` with no detail leaked.
+ * error envelope: catalog errors keep their code, a dependency that is away
+ * (src/util/dependency-failure.ts) is 503 `unavailable`, anything else is
+ * logged and answered as 500 `internal` with no detail leaked.
  */
 export class Router {
   readonly routes: RouteInfo[] = [];
+  /** Set `closing` when the node stops listening: answers then close their connection (exchange.ts). */
+  readonly lifecycle: ConnectionLifecycle = { closing: false };
 
   constructor(
     private readonly app: TemplatedApp,
@@ -37,7 +41,7 @@ export class Router {
     const paramCount = (pattern.match(/\/:/g) ?? []).length;
     this.routes.push({ method: method === 'del' ? 'DELETE' : method.toUpperCase(), pattern });
     this.app[method](pattern, (res, req) => {
-      this.run(handler, captureExchange(res, req, paramCount, options.maxBodyBytes, this.addresses));
+      this.run(handler, captureExchange(res, req, paramCount, options.maxBodyBytes, this.addresses, this.lifecycle));
     });
   }
 
@@ -47,7 +51,7 @@ export class Router {
    */
   fallback(maxBodyBytes: number): void {
     this.app.any('/*', (res, req) => {
-      const exchange = captureExchange(res, req, 0, maxBodyBytes, this.addresses);
+      const exchange = captureExchange(res, req, 0, maxBodyBytes, this.addresses, this.lifecycle);
       const allowed = this.methodsFor(exchange.path);
       if (allowed.length > 0) {
         exchange.sendError(new ServiceError('method_not_allowed', `${exchange.path} does not take ${exchange.method}; it takes ${allowed.join(', ')}.`), { allow: allowed.join(', ') });
@@ -77,6 +81,13 @@ export class Router {
   private fail(exchange: Exchange, err: unknown): void {
     if (isServiceError(err)) {
       exchange.sendError(err);
+      return;
+    }
+    // Postgres or Redis away: the client may retry, and nothing is wrong with our code.
+    const unavailable = dependencyFailure(err);
+    if (unavailable) {
+      this.log.warn({ err: (err as Error).message, method: exchange.method, path: exchange.path }, 'dependency unavailable');
+      exchange.sendError(unavailable);
       return;
     }
     this.log.error({ err, method: exchange.method, path: exchange.path }, 'unhandled error');

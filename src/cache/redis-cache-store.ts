@@ -40,6 +40,8 @@ export class RedisCacheStore implements CacheStore {
   private readonly listeners = new Map<string, Array<(message: string) => void>>();
   private readonly timeoutMs: number;
   private wasReady = false;
+  /** Set when this store dropped a silent link, until the redial is ready: fail fast meanwhile. */
+  private redialling = false;
   private lastReplyAt = Date.now();
 
   constructor(
@@ -56,11 +58,14 @@ export class RedisCacheStore implements CacheStore {
       connectTimeout: Math.max(1_000, 2 * commandTimeoutMs),
       // Redial soon (a failover or a blip), at most every second.
       retryStrategy: (times: number) => Math.min(times * 100, 1_000),
+      // A dropped link that gets no FIN back (a silent host) is destroyed this soon.
+      disconnectTimeout: 100,
       enableAutoPipelining: true,
     });
     this.redis.on('error', (err: Error) => this.log.warn({ err: err.message }, 'redis error'));
     this.redis.on('ready', () => {
       this.wasReady = true;
+      this.redialling = false;
       this.lastReplyAt = Date.now();
     });
   }
@@ -72,7 +77,7 @@ export class RedisCacheStore implements CacheStore {
   /** Runs one command under the rules above. */
   private async run<T>(command: () => Promise<T>): Promise<T> {
     // Before the first connection the offline queue (bounded by the timeout) lets a starting node wait for Redis.
-    if (this.wasReady && this.redis.status !== 'ready') throw new CacheUnavailableError(`redis is not connected (${this.redis.status})`);
+    if (this.redialling || (this.wasReady && this.redis.status !== 'ready')) throw new CacheUnavailableError(`redis is not connected (${this.redis.status})`);
     try {
       const value = await command();
       this.lastReplyAt = Date.now();
@@ -83,8 +88,9 @@ export class RedisCacheStore implements CacheStore {
         throw err;
       }
       // Nothing came back on this link for a whole timeout: it is dead, whatever TCP says.
-      if (this.redis.status === 'ready' && Date.now() - this.lastReplyAt >= this.timeoutMs) {
+      if (!this.redialling && this.redis.status === 'ready' && Date.now() - this.lastReplyAt >= this.timeoutMs) {
         this.log.warn('redis stopped answering; reconnecting');
+        this.redialling = true;
         this.redis.disconnect(true);
       }
       throw new CacheUnavailableError(`redis unavailable: ${(err as Error).message}`, { cause: err });

@@ -4,6 +4,7 @@ import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js
 import { startReceiver } from '../helpers/receiver.js';
 import { TcpProxy, type CutMode } from '../helpers/tcp-proxy.js';
 import { timed, Trickle, type Sent } from '../helpers/trickle.js';
+import { signRequest } from '../helpers/signing.js';
 
 /**
  * Redis cut under a steady trickle of events (issue 13 item 8), through a TCP
@@ -26,6 +27,16 @@ async function outage(t: Test, mode: CutMode): Promise<void> {
   await api.wire('orders', 'orders-target', `${receiver.url}/in`);
   const before = await api.postEvent('orders', '{"warm":true}', { 'idempotency-key': 'before-cut' });
   t.equal(before.status, 202, 'Idempotency-Key works before the cut');
+  // A signed_request queue: each request's nonce is checked in Redis.
+  t.equal((await api.manage('PUT', api.tenantPath('/queues/signed'), { authMode: 'signed_request' })).status, 201);
+  const made = await api.manage('POST', api.tenantPath('/signing-keys'));
+  const key = { keyId: made.body.keyId as string, secret: made.body.secret as string };
+  const signedPath = `/events/${creds.tenantPublicId}/signed`;
+  const signed = (n: number) => {
+    const body = JSON.stringify({ n });
+    return api.request('POST', signedPath, { raw: body, headers: { 'content-type': 'application/json', ...signRequest({ pathAndQuery: signedPath, body, key }) } });
+  };
+  t.equal((await signed(0)).status, 202, 'a signed request works before the cut');
 
   const trickle = new Trickle(api, 'orders', 40);
   await new Promise((r) => setTimeout(r, 1_000));
@@ -33,8 +44,10 @@ async function outage(t: Test, mode: CutMode): Promise<void> {
   await proxy.cut(mode);
   const during: Sent[] = [];
   const reads: Sent[] = [];
+  const signedDuring: Sent[] = [];
   while (Date.now() - cutAt < CUT_MS) {
     during.push(await timed(() => api.postEvent('orders', '{"idem":true}', { 'idempotency-key': `during-${during.length}` })));
+    signedDuring.push(await timed(() => signed(signedDuring.length + 1)));
     reads.push(await timed(() => api.manage('GET', api.tenantPath('/queues/orders'))));
     await new Promise((r) => setTimeout(r, 300));
   }
@@ -49,7 +62,7 @@ async function outage(t: Test, mode: CutMode): Promise<void> {
   const refused = sent.filter((s) => s.status !== 202);
   t.same(refused, [], 'every API-key event was accepted through the cut');
   t.ok(sent.filter((s) => s.at > cutAt && s.at < cutAt + CUT_MS).length >= 20, `events were sent during the cut (${sent.length} in all)`);
-  const slowest = Math.max(...sent.map((s) => s.ms), ...during.map((s) => s.ms), ...reads.map((s) => s.ms));
+  const slowest = Math.max(...sent.map((s) => s.ms), ...during.map((s) => s.ms), ...reads.map((s) => s.ms), ...signedDuring.map((s) => s.ms));
   t.ok(slowest < 3_000, `no request waited 3 s or more (slowest ${slowest} ms)`);
 
   // The first request after the cut may still be on the way out: judge those after the first half-second.
@@ -58,6 +71,9 @@ async function outage(t: Test, mode: CutMode): Promise<void> {
   t.same(idem.filter((s) => s.status !== 503 || s.code !== 'unavailable'), [], 'Idempotency-Key requests answer 503 unavailable while Redis is away');
   t.ok(Math.max(...idem.map((s) => s.ms)) < 1_500, `…within about a second (slowest ${Math.max(...idem.map((s) => s.ms))} ms)`);
   t.same(reads.filter((s) => s.status !== 200), [], 'management reads keep working');
+  const nonces = signedDuring.filter((s) => s.at > cutAt + 500);
+  t.same(nonces.filter((s) => s.status !== 503 || s.code !== 'unavailable'), [], 'signed requests (nonces) answer 503 unavailable while Redis is away');
+  t.ok(Math.max(...nonces.map((s) => s.ms)) < 1_500, `…within about a second (slowest ${Math.max(...nonces.map((s) => s.ms))} ms)`);
 
   t.ok(deliveredDuringCut > 0, `delivery went on during the cut (${deliveredDuringCut} deliveries)`);
   t.ok(
@@ -76,6 +92,7 @@ async function outage(t: Test, mode: CutMode): Promise<void> {
   t.equal(after.status, 202, 'Idempotency-Key works again after the restore');
   const replay = await api.postEvent('orders', '{"after":true}', { 'idempotency-key': 'after-cut' });
   t.same(replay.body, { eventId: after.body.eventId, replayed: true }, '…and deduplicates');
+  t.equal((await signed(1_000)).status, 202, 'signed requests work again after the restore');
 }
 
 t.test('Redis refused (port closed, connections reset)', (t) => outage(t, 'refuse'));

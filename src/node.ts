@@ -164,7 +164,7 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
     closers.push(stopListening);
     const port = listener.port;
 
-    const firstRun = config.roles.includes('management') ? await firstRunBootstrap(sql, port, withSink) : null;
+    const firstRun = config.roles.includes('management') ? await firstRunBootstrap(pool, port, withSink) : null;
     if (config.roles.includes('delivery')) handles.push(await ROLE_STARTERS.delivery(ctx));
     ready = true;
     log.info({ port, roles: config.roles }, 'streamgate is serving');

@@ -29,6 +29,8 @@ export class Router {
   readonly routes: RouteInfo[] = [];
   /** Set `closing` when the node stops listening: answers then close their connection (exchange.ts). */
   readonly lifecycle: ConnectionLifecycle = { closing: false };
+  /** An outage fails every request: one log line a second says so, not one per request. */
+  private unavailableLoggedAt = 0;
 
   constructor(
     private readonly app: TemplatedApp,
@@ -86,7 +88,11 @@ export class Router {
     // Postgres or Redis away: the client may retry, and nothing is wrong with our code.
     const unavailable = dependencyFailure(err);
     if (unavailable) {
-      this.log.warn({ err: (err as Error).message, method: exchange.method, path: exchange.path }, 'dependency unavailable');
+      const now = Date.now();
+      if (now - this.unavailableLoggedAt >= 1_000) {
+        this.unavailableLoggedAt = now;
+        this.log.warn({ err: (err as Error).message, method: exchange.method, path: exchange.path }, 'dependency unavailable: answering 503');
+      }
       exchange.sendError(unavailable);
       return;
     }

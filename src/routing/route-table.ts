@@ -73,8 +73,8 @@ function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
 export class RouteTable {
   private readonly cache: TtlCache<RouteTarget[]>;
   private version: number | null = null;
-  /** The version read in flight, and the one queued behind it (see sync). */
-  private reading: Promise<void> | null = null;
+  /** The latest version read (running or done; reads run one after another), and the one queued behind it (see sync). */
+  private last: Promise<void> = Promise.resolve();
   private queued: Promise<void> | null = null;
 
   constructor(
@@ -104,20 +104,15 @@ export class RouteTable {
    */
   sync(): Promise<void> {
     if (!this.options.versions) return Promise.resolve();
-    if (!this.reading) return this.startRead();
-    this.queued ??= this.reading.then(() => {
-      this.queued = null;
-      return this.startRead();
+    // A read that has not started yet serves every caller that comes before it starts.
+    if (this.queued) return this.queued;
+    const next = this.last.then(() => {
+      this.queued = null; // starting now: later callers need the read after this one
+      return this.readVersion();
     });
-    return this.queued;
-  }
-
-  private startRead(): Promise<void> {
-    const read = this.readVersion().finally(() => {
-      if (this.reading === read) this.reading = null;
-    });
-    this.reading = read;
-    return read;
+    this.queued = next;
+    this.last = next;
+    return next;
   }
 
   private async readVersion(): Promise<void> {

@@ -106,7 +106,8 @@ t.test('concurrent syncs apply versions in the order they were read, never movin
     versions: { currentVersion: () => new Promise<number>((resolve) => answers.push(resolve)) },
   });
   const first = table.sync();
-  const second = table.sync();
+  await new Promise((r) => setImmediate(r));
+  const second = table.sync(); // after the first read started: it needs a read of its own
   await new Promise((r) => setImmediate(r));
   t.equal(answers.length, 1, 'the second read waits for the first');
   answers[0]!(7);
@@ -123,9 +124,11 @@ t.test('syncs that come while a read runs share one read queued behind it (not o
     versions: { currentVersion: () => new Promise<number>((resolve) => answers.push(resolve)) },
   });
   const first = table.sync();
-  const later = [1, 2, 3, 4, 5, 6, 7, 8].map(() => table.sync());
   await new Promise((r) => setImmediate(r));
   t.equal(answers.length, 1, 'one read in flight');
+  const later = [1, 2, 3, 4, 5, 6, 7, 8].map(() => table.sync());
+  await new Promise((r) => setImmediate(r));
+  t.equal(answers.length, 1, 'the callers that came meanwhile wait for it');
   answers[0]!(1);
   await first;
   await new Promise((r) => setImmediate(r));
@@ -137,6 +140,11 @@ t.test('syncs that come while a read runs share one read queued behind it (not o
   t.equal(answers.length, 3, 'a sync after those reads reads again');
   answers[2]!(2);
   await after;
+  const together = [table.sync(), table.sync()];
+  t.equal(together[0], together[1], 'callers before a read starts share it');
+  await new Promise((r) => setImmediate(r));
+  answers[3]!(2);
+  await Promise.all(together);
 });
 
 t.test('a version read that never answers gives up after versionWaitMs and the view is rebuilt from Postgres', async (t) => {

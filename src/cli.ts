@@ -61,33 +61,53 @@ async function start(args: string[]): Promise<number> {
   const log = createLogger(config.log.level);
   // Signal handlers first: the embedded PostgreSQL's loader drops process hooks added while it
   // loads (src/storage/embedded-postgres.ts), and the roles may be loading it when the port opens.
+  // SIGTERM/SIGINT start the graceful drain (src/lifecycle/node-drain.ts); a second signal, or
+  // server.shutdownTimeoutMs passing, exits at once with code 1.
   let node: ListeningNode | null = null;
-  let signalled = false;
+  let signals = 0;
+  let exitCode: number | null = null;
   let markStopped: () => void = () => {};
   const stopped = new Promise<void>((resolve) => (markStopped = resolve));
-  const stopNode = () =>
-    node!.stop().then(markStopped, (err: unknown) => {
-      log.error({ err }, 'error while stopping');
-      markStopped();
-    });
-  const onSignal = (signal: string) => {
-    signalled = true;
-    log.info({ signal }, 'draining');
-    if (node) void stopNode();
+  const finish = (code: number) => {
+    if (exitCode !== null) return;
+    exitCode = code;
+    markStopped();
   };
-  process.once('SIGTERM', () => onSignal('SIGTERM'));
-  process.once('SIGINT', () => onSignal('SIGINT'));
+  const drainNode = () =>
+    node!.drain().then(
+      () => finish(0),
+      (err: unknown) => {
+        log.error({ err }, 'error while stopping');
+        finish(1);
+      },
+    );
+  const onSignal = (signal: string) => {
+    signals++;
+    if (signals > 1) {
+      log.warn({ signal }, 'second signal: exiting without finishing the drain');
+      finish(1);
+      return;
+    }
+    log.info({ signal, drainDelayMs: config.server.drainDelayMs }, 'draining');
+    setTimeout(() => {
+      log.error({ shutdownTimeoutMs: config.server.shutdownTimeoutMs }, 'shutdown timed out: exiting without finishing the drain');
+      finish(1);
+    }, config.server.shutdownTimeoutMs).unref();
+    if (node) void drainNode();
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   // The port opens first: /livez and /readyz answer while the roles wait for their backends.
   node = await listenNode(config, log);
-  if (signalled) void stopNode();
+  if (signals > 0) void drainNode();
   let running: RunningNode;
   try {
     running = await node.up;
   } catch (err) {
     // Stopped while still waiting for a dependency: a normal stop, not a failed start.
-    if (signalled) {
+    if (signals > 0) {
       await stopped;
-      return 0;
+      return exitCode ?? 0;
     }
     throw err;
   }
@@ -96,7 +116,7 @@ async function start(args: string[]): Promise<number> {
   // On stderr: stdout carries only the JSON log lines, which log shippers parse.
   else process.stderr.write(`streamgate: serving on port ${running.port}. Keys are shown once at creation; list them with \`streamgate admin keys\`.\n`);
   await stopped;
-  return 0;
+  return exitCode ?? 0;
 }
 
 async function runDeploy(args: string[]): Promise<number> {

@@ -74,7 +74,7 @@ export async function openBackends(config: Readonly<Config>, log: Logger): Promi
   if (database.stop) closers.push(database.stop);
 
   const cache: CacheStore = config.redis.url
-    ? new RedisCacheStore(config.redis.url, config.redis.keyPrefix, log)
+    ? new RedisCacheStore(config.redis.url, config.redis.keyPrefix, log, config.redis.commandTimeoutMs)
     : MemoryCacheStore.shared(config.redis.keyPrefix);
   closers.push(() => cache.close());
 

@@ -19,7 +19,10 @@ import type { Tracing } from './observability/tracing.js';
 export interface NodeContext {
   config: Readonly<Config>;
   log: Logger;
+  /** The pool as request handlers use it: a query waits at most database.requestTimeoutMs (src/storage/db-deadline.ts). */
   sql: Sql;
+  /** The plain pool, for delivery and background work that retry on their own. */
+  backgroundSql: Sql;
   /** The shared cache port (Redis in a cluster, in-process on a single node). */
   cache: CacheStore;
   bus: InvalidationBus;

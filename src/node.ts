@@ -30,6 +30,8 @@ import { registerHealthRoutes } from './observability/health-routes.js';
 import { addDependencyChecks, dependencyWaits } from './node-dependencies.js';
 import { startTracing, type TracingOptions } from './observability/tracing.js';
 import { RequestObserver } from './observability/request-observer.js';
+import { withDeadline } from './storage/db-deadline.js';
+import { drainNode } from './lifecycle/node-drain.js';
 
 /** The configured networks, plus loopback on a single machine when allowed. */
 function allowedNetworks(config: Readonly<Config>, embeddedLog: boolean): string[] {
@@ -50,7 +52,10 @@ export interface RunningNode {
   firstRun: FirstRunInfo | null;
   /** What /readyz answers; `readiness.setDraining()` turns it to 503 `draining`. */
   readiness: Readiness;
+  /** Stops at once: not ready, listener closed, in-flight work finished (tests, errors). */
   stop(): Promise<void>;
+  /** The graceful shutdown of SIGTERM: reports not-ready for server.drainDelayMs first (src/lifecycle/node-drain.ts). */
+  drain(): Promise<void>;
 }
 
 /** A process that listens (health probes answer) while its roles come up. */
@@ -65,7 +70,10 @@ export interface ListeningNode {
    * waited for, with /readyz naming it.
    */
   up: Promise<RunningNode>;
+  /** Stops at once (see RunningNode.stop). */
   stop(): Promise<void>;
+  /** The graceful shutdown of SIGTERM (see RunningNode.drain). */
+  drain(): Promise<void>;
 }
 
 /** What a caller may add to a node beyond its configuration (tests inject a span exporter). */
@@ -160,9 +168,11 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
     closers.push(addDependencyChecks(readiness, backends, config));
     readiness.start();
 
-    const sql = connectDatabase(backends.databaseUrl, config.database.maxConnections);
-    closers.push(() => sql.end({ timeout: 5 }));
-    const applied = await waitFor.postgres(() => migrate(sql));
+    const pool = connectDatabase(backends.databaseUrl, config.database.maxConnections, config.database.connectTimeoutMs);
+    closers.push(() => pool.end({ timeout: 5 }));
+    const applied = await waitFor.postgres(() => migrate(pool));
+    // What HTTP requests await gives up after requestTimeoutMs (503); delivery keeps the plain pool.
+    const sql = withDeadline(pool, config.database.requestTimeoutMs);
     if (applied.length > 0) log.info({ applied }, 'database migrated');
 
     const bus = new InvalidationBus(backends.cache);
@@ -178,6 +188,7 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
       config,
       log,
       sql,
+      backgroundSql: pool,
       cache: backends.cache,
       bus,
       eventLog: backends.eventLog,
@@ -219,7 +230,7 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
     const withSink = backends.eventLog.kind === 'embedded' && config.delivery.allowLoopbackInSingleNode;
     if (withSink && config.roles.includes('management')) registerDevSink(ctx.router, config.server.maxManagementBodyBytes);
 
-    const firstRun = config.roles.includes('management') ? await waitFor.postgres(() => firstRunBootstrap(sql, port, withSink)) : null;
+    const firstRun = config.roles.includes('management') ? await waitFor.postgres(() => firstRunBootstrap(pool, port, withSink)) : null;
     // Joins the consumer group; a broker away at that moment is waited out by the reader (readiness shows it).
     if (config.roles.includes('delivery')) handles.push(await ROLE_STARTERS.delivery(ctx));
     for (const handle of handles) for (const [name, check] of Object.entries(handle.checks ?? {})) readiness.add(name, check);
@@ -232,22 +243,35 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
 
   let stopping: Promise<void> | null = null;
   const started = bringUp();
-  const stop = () => {
-    stopping ??= (async () => {
-      // Graceful drain starts here: /readyz answers 503 `draining` first (whatever the checks say:
-      // no more rounds, the backends are about to close).
-      readiness.setDraining();
-      readiness.stop();
-      aborted.abort();
-      await started.catch(() => {});
-      stopListening();
-      const deadline = Date.now() + config.server.drainTimeoutMs;
-      for (const handle of handles) await handle.drain(deadline);
-      await closeAll();
-      log.info('streamgate stopped');
-    })();
-    return stopping;
-  };
+  const shutdown = (delayMs: number) =>
+    (stopping ??= drainNode(
+      {
+        // /readyz answers 503 `draining` from here on, whatever the checks say (no more
+        // rounds: the backends are about to close); a start still waiting for a dependency gives up.
+        markDraining: () => {
+          readiness.setDraining();
+          readiness.stop();
+          aborted.abort();
+        },
+        stopAccepting: () => {
+          router.lifecycle.closing = true;
+          stopListening();
+        },
+        finish: async (deadline) => {
+          await started.catch(() => {});
+          for (const handle of handles) await handle.drain(deadline);
+        },
+        release: async () => {
+          await closeAll();
+          log.info('streamgate stopped');
+        },
+      },
+      // A node that is not up yet has no traffic to let a load balancer move away.
+      { delayMs: rolesUp ? delayMs : 0, shutdownTimeoutMs: config.server.shutdownTimeoutMs },
+      log,
+    ));
+  const stop = () => shutdown(0);
+  const drain = () => shutdown(config.server.drainDelayMs);
   const up = started.then(
     ({ firstRun, bus }): RunningNode => ({
       port,
@@ -257,6 +281,7 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
       readiness,
       configVersion: () => bus.currentVersion(),
       stop,
+      drain,
     }),
     async (err: unknown) => {
       // Nothing may stay open when start fails: the caller may have no handle to close.
@@ -265,5 +290,5 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
     },
   );
   log.info({ port, roles: config.roles }, 'listening; starting the roles');
-  return { port, roles: [...config.roles], readiness, up, stop };
+  return { port, roles: [...config.roles], readiness, up, stop, drain };
 }

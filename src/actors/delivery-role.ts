@@ -20,7 +20,9 @@ import { Semaphore } from './semaphore.js';
 
 /** Joins the consumer group and runs partition actors for what it is assigned. */
 export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
-  const { config, sql } = ctx;
+  const { config } = ctx;
+  // Delivery retries its own reads and writes; an abandoned write (request deadline) could commit twice.
+  const sql = ctx.backgroundSql;
   const d = config.delivery;
   const log = ctx.log.child({ component: 'delivery' });
   const dispatcher = new HttpDispatcher(ctx.guard, d.maxSocketsPerOrigin, d.maxResponseBytes, loadTlsTrust(d.tls.caFile));

@@ -18,12 +18,13 @@ export interface Config {
     host: string;
     maxBodyBytes: number;
     maxManagementBodyBytes: number;
-    drainTimeoutMs: number;
+    drainDelayMs: number;
+    shutdownTimeoutMs: number;
     headerGuard: boolean;
     proxyProtocolFrom: string[];
   };
-  database: { url: string; embeddedPort: number; maxConnections: number };
-  redis: { url: string; keyPrefix: string };
+  database: { url: string; embeddedPort: number; maxConnections: number; connectTimeoutMs: number; requestTimeoutMs: number };
+  redis: { url: string; keyPrefix: string; commandTimeoutMs: number };
   kafka: {
     brokers: string[];
     clientId: string;
@@ -123,13 +124,14 @@ export const schema: SchemaNode = obj({
     host: str(),
     maxBodyBytes: int(1, 64 * 1024 * 1024),
     maxManagementBodyBytes: int(1024, 16 * 1024 * 1024),
-    drainTimeoutMs: int(0, 600_000),
+    drainDelayMs: int(0, 600_000),
+    shutdownTimeoutMs: int(1_000, 600_000),
     headerGuard: { kind: 'boolean' },
     // CIDRs (or addresses) whose PROXY protocol header names the client; only read with headerGuard off.
     proxyProtocolFrom: { kind: 'list', item: { kind: 'cidr', bareAddress: true } },
   }),
-  database: obj({ url: str(/^(postgres(ql)?:\/\/.*)?$/), embeddedPort: int(1, 65535), maxConnections: int(1, 500) }),
-  redis: obj({ url: str(/^(rediss?:\/\/.*)?$/), keyPrefix: str() }),
+  database: obj({ url: str(/^(postgres(ql)?:\/\/.*)?$/), embeddedPort: int(1, 65535), maxConnections: int(1, 500), connectTimeoutMs: int(100, 60_000), requestTimeoutMs: int(100, 60_000) }),
+  redis: obj({ url: str(/^(rediss?:\/\/.*)?$/), keyPrefix: str(), commandTimeoutMs: int(50, 10_000) }),
   kafka: obj({
     brokers: { kind: 'list', item: str(HOST_PORT) },
     clientId: str(/^[\w.-]+$/),

@@ -69,6 +69,9 @@ export function crossCheck(config: Config): string[] {
       `ingress.idempotencyPendingTtlMs: must exceed the longest Kafka append, kafka.producer.retryMs + kafka.producer.requestTimeoutMs = ${longestAppend} ms`,
     );
   }
+  if (config.server.shutdownTimeoutMs <= config.server.drainDelayMs) {
+    problems.push(`server.shutdownTimeoutMs: must exceed server.drainDelayMs (${config.server.drainDelayMs} ms), or nothing is left to finish in-flight work`);
+  }
   problems.push(...kafkaSecurityProblems(config.kafka));
   return problems;
 }

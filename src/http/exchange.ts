@@ -36,6 +36,16 @@ export interface Exchange {
 }
 
 
+/**
+ * Shared by a node's exchanges: once `closing` (the node is shutting down and
+ * no longer listens), every answer says `connection: close`, so a client on a
+ * kept-alive connection finishes its exchange and goes elsewhere instead of
+ * sending its next request into a connection about to end.
+ */
+export interface ConnectionLifecycle {
+  closing: boolean;
+}
+
 const DIRECT = new ClientAddressSource(false);
 const JSON_HEADERS = { 'content-type': 'application/json' };
 /** Shared by every exchange without a body: nothing to read, nothing to allocate. */
@@ -46,7 +56,7 @@ const NO_BODY: Promise<Buffer> = Promise.resolve(Buffer.alloc(0));
  * so its marker headers are trusted and the client address is the one the
  * guard's PROXY header named.
  */
-export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: number, maxBodyBytes: number, addresses: ClientAddressSource = DIRECT): Exchange {
+export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: number, maxBodyBytes: number, addresses: ClientAddressSource = DIRECT, lifecycle?: ConnectionLifecycle): Exchange {
   const headers: Record<string, string> = {};
   req.forEach((name, value) => {
     headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
@@ -56,7 +66,7 @@ export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: n
   const params: string[] = [];
   for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
   const method = req.getCaseSensitiveMethod().toUpperCase();
-  const exchange = new UwsExchange(res, method, req.getUrl(), req.getQuery() ?? '', headers, params, addresses, requestIdOf(headers['x-request-id']));
+  const exchange = new UwsExchange(res, method, req.getUrl(), req.getQuery() ?? '', headers, params, addresses, requestIdOf(headers['x-request-id']), lifecycle);
   // A client that goes away mid-body sends no more data: without this the
   // handler awaiting the body would wait (and hold its memory) forever.
   res.onAborted(() => exchange.abort());
@@ -87,6 +97,7 @@ class UwsExchange implements Exchange {
     readonly params: readonly string[],
     private readonly addresses: ClientAddressSource,
     readonly requestId: string,
+    private readonly lifecycle?: ConnectionLifecycle,
   ) {}
 
   // Read on first use only: a getpeername() per request showed up in profiles,
@@ -111,6 +122,7 @@ class UwsExchange implements Exchange {
     if (this.aborted || this.answered) return;
     this.answered = true;
     this.status = status;
+    if (this.lifecycle?.closing) extra = { ...extra, connection: 'close' };
     const res = this.res;
     res.cork(() => {
       res.writeStatus(statusLine(status));

@@ -1,9 +1,10 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import { isServiceError, ServiceError } from '../errors.js';
+import { dependencyFailure } from '../util/dependency-failure.js';
 import type { Logger } from '../observability/logger.js';
 import { RequestObserver } from '../observability/request-observer.js';
 import { ClientAddressSource } from './client-address.js';
-import { captureExchange, type Exchange } from './exchange.js';
+import { captureExchange, type ConnectionLifecycle, type Exchange } from './exchange.js';
 import { matchesPattern } from './route-pattern.js';
 
 export type Method = 'get' | 'post' | 'put' | 'del' | 'patch';
@@ -21,11 +22,16 @@ export interface RouteInfo {
 
 /**
  * Registers routes on the uWS app and turns whatever a handler throws into the
- * error envelope: catalog errors keep their code, anything else is logged and
- * answered as 500 `internal` with no detail leaked.
+ * error envelope: catalog errors keep their code, a dependency that is away
+ * (src/util/dependency-failure.ts) is 503 `unavailable`, anything else is
+ * logged and answered as 500 `internal` with no detail leaked.
  */
 export class Router {
   readonly routes: RouteInfo[] = [];
+  /** Set `closing` when the node stops listening: answers then close their connection (exchange.ts). */
+  readonly lifecycle: ConnectionLifecycle = { closing: false };
+  /** An outage fails every request: one log line a second says so, not one per request. */
+  private unavailableLoggedAt = 0;
 
   constructor(
     private readonly app: TemplatedApp,
@@ -42,7 +48,7 @@ export class Router {
     this.routes.push({ method: httpMethod, pattern });
     const observed = this.observer.wrap(httpMethod, pattern, handler);
     this.app[method](pattern, (res, req) => {
-      this.run(observed, captureExchange(res, req, paramCount, options.maxBodyBytes, this.addresses));
+      this.run(observed, captureExchange(res, req, paramCount, options.maxBodyBytes, this.addresses, this.lifecycle));
     });
   }
 
@@ -66,7 +72,7 @@ export class Router {
       }
       exchange.sendError(new ServiceError('not_found', `No route for ${exchange.method} ${exchange.path}.`));
     });
-    this.app.any('/*', (res, req) => this.run(answer, captureExchange(res, req, 0, maxBodyBytes, this.addresses)));
+    this.app.any('/*', (res, req) => this.run(answer, captureExchange(res, req, 0, maxBodyBytes, this.addresses, this.lifecycle)));
   }
 
   /** The methods routes serve on `path` (HEAD wherever GET is: the front answers HEAD as GET). */
@@ -89,6 +95,17 @@ export class Router {
   private fail(exchange: Exchange, err: unknown): void {
     if (isServiceError(err)) {
       exchange.sendError(err);
+      return;
+    }
+    // Postgres or Redis away: the client may retry, and nothing is wrong with our code.
+    const unavailable = dependencyFailure(err);
+    if (unavailable) {
+      const now = Date.now();
+      if (now - this.unavailableLoggedAt >= 1_000) {
+        this.unavailableLoggedAt = now;
+        this.log.warn({ err, reqId: exchange.requestId, method: exchange.method, path: exchange.path }, 'dependency unavailable: answering 503');
+      }
+      exchange.sendError(unavailable);
       return;
     }
     this.log.error({ err, reqId: exchange.requestId, method: exchange.method, path: exchange.path }, 'unhandled error');

@@ -43,6 +43,20 @@ export interface RouteTableOptions {
   /** Partner fan-out of producers' streams; without it only a queue's own targets are returned. */
   gate?: RoutingGate;
   versions?: VersionSource;
+  /** Longest wait for the version before falling back to Postgres (the cache's own timeout normally fires first). */
+  versionWaitMs?: number;
+}
+
+const DEFAULT_VERSION_WAIT_MS = 1_000;
+
+/** `promise`, or a rejection after `ms`. */
+function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  promise.catch(() => {}); // lost the race: nobody else awaits it
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -59,7 +73,9 @@ export interface RouteTableOptions {
 export class RouteTable {
   private readonly cache: TtlCache<RouteTarget[]>;
   private version: number | null = null;
-  private syncing: Promise<void> = Promise.resolve();
+  /** The latest version read (running or done; reads run one after another), and the one queued behind it (see sync). */
+  private last: Promise<void> = Promise.resolve();
+  private queued: Promise<void> | null = null;
 
   constructor(
     private readonly repo: TopologyRepo,
@@ -75,30 +91,41 @@ export class RouteTable {
    * now. A batch is fetched from the log after its events were accepted, and a
    * write bumps the version before it answers, so calling this when a batch
    * arrives covers every write answered before any event of the batch was
-   * accepted. Never throws: when the version cannot be read the view is dropped
-   * and rebuilt from Postgres, which is slower but never stale.
+   * accepted. Never throws: when the version cannot be read within
+   * `versionWaitMs` (Redis away) the view is dropped and rebuilt from
+   * Postgres, which is slower but never stale.
+   *
+   * Partition actors call this concurrently. At most one read runs at a time
+   * (results apply in order, so the view never moves back to an older
+   * version), and every caller that comes while one runs shares the single
+   * read queued behind it: that read starts after they called, so it sees any
+   * write answered before, and a slow Redis costs each caller at most two
+   * bounded reads instead of one per partition in a row.
    */
   sync(): Promise<void> {
-    const versions = this.options.versions;
-    if (!versions) return Promise.resolve();
-    // Partition actors call this concurrently. Each call reads the version
-    // itself (one started after a write must see it), but the reads run one
-    // after another so their results are applied in order: two overlapping
-    // reads could otherwise finish out of order and move the view back to an
-    // older version.
-    this.syncing = this.syncing.then(async () => {
-      let version: number | null;
-      try {
-        version = await versions.currentVersion();
-      } catch {
-        version = null;
-      }
-      if (version !== null && version === this.version) return;
-      this.version = version;
-      this.cache.clear();
-      this.options.gate?.useVersion(version);
+    if (!this.options.versions) return Promise.resolve();
+    // A read that has not started yet serves every caller that comes before it starts.
+    if (this.queued) return this.queued;
+    const next = this.last.then(() => {
+      this.queued = null; // starting now: later callers need the read after this one
+      return this.readVersion();
     });
-    return this.syncing;
+    this.queued = next;
+    this.last = next;
+    return next;
+  }
+
+  private async readVersion(): Promise<void> {
+    let version: number | null;
+    try {
+      version = await withinMs(this.options.versions!.currentVersion(), this.options.versionWaitMs ?? DEFAULT_VERSION_WAIT_MS);
+    } catch {
+      version = null;
+    }
+    if (version !== null && version === this.version) return;
+    this.version = version;
+    this.cache.clear();
+    this.options.gate?.useVersion(version);
   }
 
   /** The targets one event goes to. */

@@ -88,7 +88,8 @@ export function backendConfig(b: Backends, extra: Record<string, unknown> = {}):
   const embedded = TEST_BACKEND === 'embedded';
   return {
     dataDir: b.dataDir,
-    server: { port: 0, host: '127.0.0.1' },
+    // The old drain budget: a test node's stop() waits for in-flight work at most this long.
+    server: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 15_000 },
     database: { url: b.databaseUrl },
     redis: { url: embedded ? '' : REDIS_URL, keyPrefix: b.redisPrefix },
     kafka: { brokers: embedded ? [] : KAFKA_BROKERS.split(','), topic: b.topic, groupId: b.groupId, partitions: TEST_PARTITIONS },

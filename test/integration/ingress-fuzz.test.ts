@@ -173,7 +173,7 @@ t.test('clients that vanish mid-body leave nothing waiting: the node drains at o
     });
   })));
   await new Promise((r) => setTimeout(r, 200));
-  // Handlers still awaiting those bodies would hold the drain until its deadline (drainTimeoutMs, 15 s).
+  // Handlers still awaiting those bodies would hold the drain until its deadline (server.shutdownTimeoutMs).
   const started = Date.now();
   await node.stop();
   t.ok(Date.now() - started < 5_000, `stopped in ${Date.now() - started} ms`);

@@ -106,7 +106,8 @@ t.test('concurrent syncs apply versions in the order they were read, never movin
     versions: { currentVersion: () => new Promise<number>((resolve) => answers.push(resolve)) },
   });
   const first = table.sync();
-  const second = table.sync();
+  await new Promise((r) => setImmediate(r));
+  const second = table.sync(); // after the first read started: it needs a read of its own
   await new Promise((r) => setImmediate(r));
   t.equal(answers.length, 1, 'the second read waits for the first');
   answers[0]!(7);
@@ -115,4 +116,49 @@ t.test('concurrent syncs apply versions in the order they were read, never movin
   answers[1]!(8);
   await second;
   t.same(used, [7, 8]);
+});
+
+t.test('syncs that come while a read runs share one read queued behind it (not one read per partition in a row)', async (t) => {
+  const answers: Array<(v: number) => void> = [];
+  const table = new RouteTable({ targetsOfQueue: async () => [] } as unknown as TopologyRepo, 60_000, 5_000, {
+    versions: { currentVersion: () => new Promise<number>((resolve) => answers.push(resolve)) },
+  });
+  const first = table.sync();
+  await new Promise((r) => setImmediate(r));
+  t.equal(answers.length, 1, 'one read in flight');
+  const later = [1, 2, 3, 4, 5, 6, 7, 8].map(() => table.sync());
+  await new Promise((r) => setImmediate(r));
+  t.equal(answers.length, 1, 'the callers that came meanwhile wait for it');
+  answers[0]!(1);
+  await first;
+  await new Promise((r) => setImmediate(r));
+  t.equal(answers.length, 2, 'eight callers, one more read: it started after they called, so it sees their writes');
+  answers[1]!(2);
+  await Promise.all(later);
+  const after = table.sync();
+  await new Promise((r) => setImmediate(r));
+  t.equal(answers.length, 3, 'a sync after those reads reads again');
+  answers[2]!(2);
+  await after;
+  const together = [table.sync(), table.sync()];
+  t.equal(together[0], together[1], 'callers before a read starts share it');
+  await new Promise((r) => setImmediate(r));
+  answers[3]!(2);
+  await Promise.all(together);
+});
+
+t.test('a version read that never answers gives up after versionWaitMs and the view is rebuilt from Postgres', async (t) => {
+  let loads = 0;
+  const table = new RouteTable({ targetsOfQueue: async () => (loads++, [target('a')]) } as unknown as TopologyRepo, 60_000, 5_000, {
+    versions: { currentVersion: () => new Promise<number>(() => {}) },
+    versionWaitMs: 50,
+  });
+  await table.targetsFor({ queueId: 'q' });
+  const started = Date.now();
+  await table.sync();
+  t.ok(Date.now() - started < 1_000, 'sync returned (it does not wait for the silent read)');
+  await table.targetsFor({ queueId: 'q' });
+  t.equal(loads, 2, 'the view was dropped and loaded again from the repository');
+  await Promise.all([table.sync(), table.sync(), table.sync()]);
+  t.pass('later syncs do not pile up behind the silent read');
 });

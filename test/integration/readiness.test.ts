@@ -146,8 +146,9 @@ for (const dep of dependencies) {
     await until(t, node.port, 'ready before the cut', ready);
     await proxy.cut(mode);
     const down = await until(t, node.port, `503 naming ${dep.name}`, failing(dep.name));
-    // A silent link is named by the check's timeout; a refused one by the connection's error.
-    const cause = mode === 'blackhole' ? /no answer within 1000 ms/ : dep.cause;
+    // A silent link is named by the check's timeout (Redis: its own command timeout,
+    // redis.commandTimeoutMs, is shorter); a refused one by the connection's error.
+    const cause = mode === 'blackhole' ? /no answer within 1000 ms|redis unavailable: Command timed out/ : dep.cause;
     t.match(down.body.checks[dep.name]!.error, cause, `the cause: ${down.body.checks[dep.name]!.error}`);
     if (dep.name === 'kafka') {
       const lost = await until(t, node.port, 'the consumer-group membership is lost with it', (p) => p.body.checks.consumerGroup?.ok === false);

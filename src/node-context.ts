@@ -9,6 +9,7 @@ import type { TopologyRepo } from './storage/topology-repo.js';
 import type { SsrfGuard } from './delivery/ssrf-guard.js';
 import type { RouteTable } from './routing/route-table.js';
 import type { EventLogBackend } from './node-backends.js';
+import type { MetricSources } from './observability/metric-sources.js';
 
 /**
  * What every role of a process shares: configuration, the backends, the
@@ -30,6 +31,8 @@ export interface NodeContext {
   keys: KeyAuthenticator;
   routes: RouteTable;
   guard: SsrfGuard;
+  /** State the roles keep that the metrics gauges read at scrape time. */
+  metrics: MetricSources;
 }
 
 /** A started role: how to let it finish its in-flight work before the process exits. */

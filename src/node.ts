@@ -25,6 +25,8 @@ import { startManagementRole } from './management/management-role.js';
 import { RoutingGate } from './routing/routing-gate.js';
 import { WaasGateRepo } from './storage/waas-gate-repo.js';
 import { DistributionRecorder } from './observability/distribution-metrics.js';
+import { MetricSources } from './observability/metric-sources.js';
+import { startMetrics } from './observability/node-metrics.js';
 
 /** The configured networks, plus loopback on a single machine when allowed. */
 function allowedNetworks(config: Readonly<Config>, embeddedLog: boolean): string[] {
@@ -112,12 +114,15 @@ export async function startNode(config: Readonly<Config>, log: Logger): Promise<
         versions: bus,
       }),
       guard: new SsrfGuard(allowedNetworks(config, backends.eventLog.kind === 'embedded')),
+      metrics: new MetricSources(),
     };
     bus.onInvalidate(() => {
       ctx.keys.invalidate();
       ctx.routes.invalidate();
     });
     subscribeLogging(log);
+    const metrics = await startMetrics(ctx);
+    if (metrics) closers.push(() => metrics.stop());
     if (config.roles.includes('delivery')) {
       // Distributed-traffic counters (GET /waas/.../metrics/series) come from this node's deliveries.
       const distribution = new DistributionRecorder(backends.cache, config.waas.metricsFlushMs);

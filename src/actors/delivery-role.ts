@@ -73,6 +73,12 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
     },
     log,
   );
+  ctx.metrics.delivery = {
+    lanes: () => supervisor.laneCounts(),
+    inFlightByOrigin: () => dispatcher.inFlightByOrigin(),
+    attemptLogBacklog: () => attemptLog.buffered,
+    lag: () => reader.lag(),
+  };
   await supervisor.start();
   return {
     async drain(deadline) {

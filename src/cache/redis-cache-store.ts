@@ -1,3 +1,4 @@
+import { redisErrorChannel } from '../observability/channels.js';
 import { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
 import type { CacheStore } from './cache-store.js';
@@ -26,7 +27,10 @@ export class RedisCacheStore implements CacheStore {
     private readonly log: Logger,
   ) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true });
-    this.redis.on('error', (err: Error) => this.log.warn({ err: err.message }, 'redis error'));
+    this.redis.on('error', (err: Error) => {
+      if (redisErrorChannel.hasSubscribers) redisErrorChannel.publish((err as NodeJS.ErrnoException).code ?? 'error');
+      this.log.warn({ err: err.message }, 'redis error');
+    });
   }
 
   private k(key: string): string {
@@ -77,7 +81,10 @@ export class RedisCacheStore implements CacheStore {
   async subscribe(channel: string, listener: (message: string) => void): Promise<void> {
     if (!this.subscriber) {
       this.subscriber = this.redis.duplicate();
-      this.subscriber.on('error', (err: Error) => this.log.warn({ err: err.message }, 'redis subscriber error'));
+      this.subscriber.on('error', (err: Error) => {
+        if (redisErrorChannel.hasSubscribers) redisErrorChannel.publish((err as NodeJS.ErrnoException).code ?? 'error');
+        this.log.warn({ err: err.message }, 'redis subscriber error');
+      });
       this.subscriber.on('message', (ch: string, message: string) => {
         for (const fn of this.listeners.get(ch) ?? []) fn(message);
       });

@@ -21,6 +21,8 @@ export interface Config {
     drainTimeoutMs: number;
     headerGuard: boolean;
     proxyProtocolFrom: string[];
+    /** 0: GET /metrics on the public port; otherwise a separate listener on this port serves it. */
+    metricsPort: number;
   };
   database: { url: string; embeddedPort: number; maxConnections: number };
   redis: { url: string; keyPrefix: string };
@@ -91,6 +93,7 @@ export interface Config {
     };
   };
   waas: { metricsFlushMs: number; gateViewTtlSeconds: number };
+  metrics: { enabled: boolean; token: string; perTarget: boolean; maxTargets: number };
 }
 
 type Leaf =
@@ -122,6 +125,7 @@ export const schema: SchemaNode = obj({
     headerGuard: { kind: 'boolean' },
     // CIDRs (or addresses) whose PROXY protocol header names the client; only read with headerGuard off.
     proxyProtocolFrom: { kind: 'list', item: { kind: 'cidr', bareAddress: true } },
+    metricsPort: int(0, 65535),
   }),
   database: obj({ url: str(/^(postgres(ql)?:\/\/.*)?$/), embeddedPort: int(1, 65535), maxConnections: int(1, 500) }),
   redis: obj({ url: str(/^(rediss?:\/\/.*)?$/), keyPrefix: str() }),
@@ -218,4 +222,5 @@ export const schema: SchemaNode = obj({
     }),
   }),
   waas: obj({ metricsFlushMs: int(10, 60_000), gateViewTtlSeconds: int(1, 7 * 86_400) }),
+  metrics: obj({ enabled: { kind: 'boolean' }, token: str(/^[\x21-\x7e]*$/), perTarget: { kind: 'boolean' }, maxTargets: int(1, 10_000) }),
 });

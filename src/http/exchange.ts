@@ -1,5 +1,6 @@
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { errorEnvelope, ServiceError } from '../errors.js';
+import { answeredChannel } from '../observability/channels.js';
 import { ClientAddressSource } from './client-address.js';
 import { unpackFields } from './guard-marks.js';
 import { statusLine } from './status-line.js';
@@ -21,6 +22,11 @@ export interface Exchange {
   readonly headers: Readonly<Record<string, string>>;
   readonly params: readonly string[];
   readonly remoteAddress: string;
+  /** The route pattern that took the request ('' for the fallback): what metrics label it by. */
+  readonly route: string;
+  /** The status answered (0 until then) and the catalog code of an error answer. */
+  readonly status: number;
+  readonly errorCode: string | null;
   body: Promise<Buffer>;
   aborted: boolean;
   answered: boolean;
@@ -41,7 +47,7 @@ const NO_BODY: Promise<Buffer> = Promise.resolve(Buffer.alloc(0));
  * so its marker headers are trusted and the client address is the one the
  * guard's PROXY header named.
  */
-export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: number, maxBodyBytes: number, addresses: ClientAddressSource = DIRECT): Exchange {
+export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: number, maxBodyBytes: number, addresses: ClientAddressSource = DIRECT, route = ''): Exchange {
   const headers: Record<string, string> = {};
   req.forEach((name, value) => {
     headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
@@ -51,7 +57,7 @@ export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: n
   const params: string[] = [];
   for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
   const method = req.getCaseSensitiveMethod().toUpperCase();
-  const exchange = new UwsExchange(res, method, req.getUrl(), req.getQuery() ?? '', headers, params, addresses);
+  const exchange = new UwsExchange(res, method, req.getUrl(), req.getQuery() ?? '', headers, params, addresses, route);
   // A client that goes away mid-body sends no more data: without this the
   // handler awaiting the body would wait (and hold its memory) forever.
   res.onAborted(() => exchange.abort());
@@ -68,6 +74,8 @@ class UwsExchange implements Exchange {
   body: Promise<Buffer> = NO_BODY;
   aborted = false;
   answered = false;
+  status = 0;
+  errorCode: string | null = null;
   /** Set while a body is being read: rejects it when the client goes away. */
   abortBody: (() => void) | null = null;
   private remote: string | null = null;
@@ -80,6 +88,7 @@ class UwsExchange implements Exchange {
     readonly headers: Readonly<Record<string, string>>,
     readonly params: readonly string[],
     private readonly addresses: ClientAddressSource,
+    readonly route: string,
   ) {}
 
   // Read on first use only: a getpeername() per request showed up in profiles,
@@ -103,12 +112,15 @@ class UwsExchange implements Exchange {
   send(status: number, body: string | Buffer, extra?: Record<string, string>, closeConnection = false): void {
     if (this.aborted || this.answered) return;
     this.answered = true;
+    this.status = status;
     const res = this.res;
     res.cork(() => {
       res.writeStatus(statusLine(status));
       if (extra) for (const name in extra) res.writeHeader(name, extra[name]!);
       res.end(body, closeConnection);
     });
+    // The exchange is the message: nothing is allocated per answer for metrics.
+    if (answeredChannel.hasSubscribers) answeredChannel.publish(this);
   }
 
   sendJson(status: number, value: unknown): void {
@@ -126,6 +138,7 @@ class UwsExchange implements Exchange {
   sendError(err: ServiceError, extraHeaders?: Record<string, string>, closeConnection = false): void {
     let headers: Record<string, string> = extraHeaders ? { ...JSON_HEADERS, ...extraHeaders } : JSON_HEADERS;
     if (err.code === 'payload_too_large' && !closeConnection) headers = { ...headers, connection: 'close' };
+    if (!this.answered) this.errorCode = err.code;
     this.send(err.status, errorEnvelope(err), headers, closeConnection);
   }
 }

@@ -37,7 +37,7 @@ export class Router {
     const paramCount = (pattern.match(/\/:/g) ?? []).length;
     this.routes.push({ method: method === 'del' ? 'DELETE' : method.toUpperCase(), pattern });
     this.app[method](pattern, (res, req) => {
-      this.run(handler, captureExchange(res, req, paramCount, options.maxBodyBytes, this.addresses));
+      this.run(handler, captureExchange(res, req, paramCount, options.maxBodyBytes, this.addresses, pattern));
     });
   }
 

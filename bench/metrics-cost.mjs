@@ -1,0 +1,201 @@
+/**
+ * `node bench/metrics-cost.mjs` (needs `npm run build` once): what Prometheus
+ * metrics cost ingress, measured in one run. Two `streamgate start --roles
+ * ingress` nodes on the same database, topic and Redis, identical but for
+ * `metrics.enabled` (on: A, off: B), take turns under the same load in ABBA
+ * order (A B B A, repeated BENCH_ROUNDS times, default 2), so drift on the
+ * shared machine falls on both alike; the idle node waits meanwhile. Each
+ * phase gives accepted events/s and the node's CPU µs per event; the report
+ * compares the sums of A's phases with B's. Node A is scraped (GET /metrics)
+ * between its phases, as Prometheus would, and the last scrape's streamgate_*
+ * lines are kept in the report.
+ *
+ * Options as bench/run.mjs (--duration, --connections, --bodyBytes, --keys,
+ * --warmup or BENCH_*). Results: console and bench/metrics-cost.md.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readOptions } from './lib/options.mjs';
+import { stopAll, stopChild } from './lib/children.mjs';
+import { freePort } from './lib/ports.mjs';
+import { createBenchDatabase, dropBenchDatabase } from './lib/bench-db.mjs';
+import { kafkaAdmin } from './lib/kafka-admin.mjs';
+import { bootstrapTenant, startStreamgate } from './lib/streamgate.mjs';
+import { makeBody, makeRequests, runLoad } from './lib/load.mjs';
+import { startCpuMeter } from './lib/cpu.mjs';
+import { int, pct, table } from './lib/table.mjs';
+
+const RESULTS = fileURLToPath(new URL('./metrics-cost.md', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const say = (msg) => process.stderr.write(`[bench] ${msg}\n`);
+
+const cleanups = [];
+let cleaning = null;
+function cleanup() {
+  cleaning ??= (async () => {
+    await stopAll().catch(() => {});
+    for (const step of cleanups.reverse()) {
+      try {
+        await step();
+      } catch (err) {
+        say(`cleanup: ${err.message}`);
+      }
+    }
+  })();
+  return cleaning;
+}
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => cleanup().finally(() => process.exit(130)));
+
+async function main() {
+  if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `npm run build` first');
+  const options = readOptions();
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
+  const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const workDir = await mkdtemp(join(tmpdir(), 'sg-bench-metrics-'));
+  const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+  const topic = `sg-bench-${runId}`;
+  say(`run ${runId}; ${rounds} ABBA rounds; logs in ${workDir}`);
+
+  const db = await createBenchDatabase(runId);
+  cleanups.push(() => dropBenchDatabase(db.name));
+  const kafka = kafkaAdmin(brokers);
+  cleanups.push(async () => {
+    for (const problem of await kafka.cleanup(topic, [])) say(`cleanup: ${problem}`);
+  });
+  const configFile = (name) => join(workDir, `streamgate-${name}.yaml`);
+  for (const [name, enabled] of [['on', true], ['off', false], ['setup', false]]) {
+    await writeFile(configFile(name), `redis:\n  keyPrefix: "sgbench-${runId}:"\nmetrics:\n  enabled: ${enabled}\n`);
+  }
+  const env = (name) => ({
+    ...process.env,
+    DATABASE_URL: db.url,
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    KAFKA_BROKERS: brokers.join(','),
+    LOG_LEVEL: 'warn',
+    STREAMGATE_KAFKA_TOPIC: topic,
+    STREAMGATE_KAFKA_GROUP: `sg-bench-${runId}`,
+    STREAMGATE_CONFIG: configFile(name),
+  });
+  const creds = await bootstrapTenant(env('setup'));
+  const mgmt = await startStreamgate({ name: 'management', env: env('setup'), port: await freePort(), roles: ['management'], logFile: join(workDir, 'management.log') });
+  const res = await fetch(`${mgmt.base}/v1/tenants/${creds.tenantPublicId}/queues/bench-api`, {
+    method: 'PUT',
+    headers: { 'x-api-key': creds.buildKey, 'x-license-publicid': creds.licensePublicId, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  if (res.status >= 300) throw new Error(`PUT queue: ${res.status} ${await res.text()}`);
+  await stopChild(mgmt.child);
+
+  const nodes = {};
+  for (const name of ['on', 'off']) {
+    nodes[name] = await startStreamgate({ name: `ingress-metrics-${name}`, env: env(name), port: await freePort(), roles: ['ingress'], logFile: join(workDir, `ingress-${name}.log`) });
+    nodes[name].port = new URL(nodes[name].base).port;
+  }
+  const check = await fetch(`${nodes.off.base}/metrics`);
+  if (check.status !== 404) throw new Error(`metrics off answered /metrics with ${check.status}`);
+
+  const requests = makeRequests({
+    path: `/events/${creds.tenantPublicId}/bench-api`,
+    headers: { 'content-type': 'application/json', 'x-api-key': creds.ingressKey },
+    body: makeBody(options.bodyBytes),
+    keys: options.keys,
+  });
+  const load = (name, seconds) => runLoad({ url: nodes[name].base, requests, duration: seconds, connections: options.connections, pipelining: options.pipelining });
+  for (const name of ['on', 'off']) if (options.warmup) await load(name, options.warmup);
+
+  const order = [];
+  for (let r = 0; r < rounds; r++) order.push('on', 'off', 'off', 'on');
+  const phases = [];
+  let excerpt = '';
+  for (const [i, name] of order.entries()) {
+    if (options.warmup) await load(name, options.warmup);
+    const meter = startCpuMeter({ streamgate: nodes[name].child.pid });
+    const result = await load(name, options.duration);
+    result.cpu = meter();
+    phases.push({ name, result });
+    const us = usPerEvent(result);
+    say(`phase ${i + 1}/${order.length} metrics ${name}: ${Math.round(result.acceptedPerS)} ev/s, ${us.toFixed(1)} µs/event, p99 ${result.p99} ms, non-2xx ${result.non2xx}, others ${result.cpu.others} %`);
+    if (name === 'on') excerpt = await (await fetch(`${nodes.on.base}/metrics`)).text();
+  }
+  for (const name of ['on', 'off']) await stopChild(nodes[name].child, 30_000);
+
+  const text = report({ options, rounds, phases, excerpt });
+  process.stdout.write(`\n${text}`);
+  await writeFile(RESULTS, text);
+  say(`written ${RESULTS}`);
+}
+
+const usPerEvent = (r) => ((r.cpu.streamgate / 100) * r.durationS * 1e6) / r.accepted;
+
+function report({ options: o, rounds, phases, excerpt }) {
+  const sum = (name) => {
+    const mine = phases.filter((p) => p.name === name).map((p) => p.result);
+    const accepted = mine.reduce((n, r) => n + r.accepted, 0);
+    const seconds = mine.reduce((n, r) => n + r.durationS, 0);
+    const cpuS = mine.reduce((n, r) => n + (r.cpu.streamgate / 100) * r.durationS, 0);
+    return { perS: accepted / seconds, us: (cpuS * 1e6) / accepted };
+  };
+  const on = sum('on');
+  const off = sum('off');
+  // Each ABBA round on its own: the two nodes saw nearly the same machine within a round.
+  const perRound = [];
+  for (let r = 0; r < rounds; r++) {
+    const quad = phases.slice(r * 4, r * 4 + 4).map((p) => p.result);
+    const [a1, b1, b2, a2] = quad;
+    const aPerS = (a1.accepted + a2.accepted) / (a1.durationS + a2.durationS);
+    const bPerS = (b1.accepted + b2.accepted) / (b1.durationS + b2.durationS);
+    const cpu = (x) => (x.cpu.streamgate / 100) * x.durationS;
+    const aUs = ((cpu(a1) + cpu(a2)) * 1e6) / (a1.accepted + a2.accepted);
+    const bUs = ((cpu(b1) + cpu(b2)) * 1e6) / (b1.accepted + b2.accepted);
+    perRound.push({ perS: aPerS / bPerS, us: aUs / bUs });
+  }
+  const median = (xs) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
+  const out = [];
+  out.push('# What Prometheus metrics cost ingress (metrics.enabled on vs off, one run)');
+  out.push('');
+  out.push(`- date: ${new Date().toISOString()}; command: \`node bench/metrics-cost.mjs\` (BENCH_ROUNDS=${rounds})`);
+  out.push(`- node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}); load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' / ')} (a shared box: other work skews every figure, which is why the two nodes alternate)`);
+  out.push(`- two \`streamgate start --roles ingress\` nodes, same database, topic and Redis, Kafka acks=all, header guard on; A has metrics.enabled true (scraped between its phases), B false. ${o.duration} s per phase (+${o.warmup} s warm-up each), ${o.connections} connections, body ${o.bodyBytes} B, ${o.keys} partition keys, API-key queue`);
+  out.push('');
+  out.push(table(
+    ['phase', 'metrics', 'accepted ev/s', 'p99 ms', 'non-2xx', 'streamgate CPU %', 'CPU µs/event', 'other processes CPU %'],
+    phases.map(({ name, result: r }, i) => [String(i + 1), name, int(r.acceptedPerS), String(r.p99), int(r.non2xx), String(r.cpu.streamgate), usPerEvent(r).toFixed(1), String(r.cpu.others ?? '?')]),
+  ));
+  out.push('');
+  out.push(table(
+    ['summed over the phases', 'metrics on (A)', 'metrics off (B)', 'on / off'],
+    [
+      ['accepted events/s', int(on.perS), int(off.perS), pct(on.perS / off.perS)],
+      ['streamgate CPU µs/event', on.us.toFixed(1), off.us.toFixed(1), pct(on.us / off.us)],
+    ],
+  ));
+  out.push('');
+  out.push(table(
+    ['ABBA round', 'events/s on / off', 'CPU µs/event on / off'],
+    [...perRound.map((r, i) => [String(i + 1), pct(r.perS), pct(r.us)]), ['median', pct(median(perRound.map((r) => r.perS))), pct(median(perRound.map((r) => r.us)))]],
+  ));
+  out.push('');
+  out.push(`- events/s cost of metrics: ${pct(1 - on.perS / off.perS)} over all phases, ${pct(1 - median(perRound.map((r) => r.perS)))} by the median round (negative: A was faster); CPU per event: ${pct(on.us / off.us - 1)} over all phases, ${pct(median(perRound.map((r) => r.us)) - 1)} by the median round (positive: metrics cost CPU).`);
+  out.push('');
+  out.push('## /metrics of node A after its last phase (streamgate_* series; process defaults cut)');
+  out.push('');
+  out.push('```');
+  out.push(...excerpt.split('\n').filter((l) => /^(# (HELP|TYPE) )?streamgate_(http|ingress|log|db|redis|nodejs_eventloop_lag_p99|process_resident|process_cpu_seconds_total)/.test(l)).filter((l) => !/_bucket\{le="(0\.0005|0\.0025|0\.025|0\.25|2\.5|30)"\}/.test(l)));
+  out.push('```');
+  return `${out.join('\n')}\n`;
+}
+
+main().then(
+  () => cleanup().then(() => process.exit(0)),
+  (err) => {
+    say(`FAILED: ${err.stack ?? err}`);
+    cleanup().finally(() => process.exit(1));
+  },
+);

@@ -50,9 +50,49 @@ function cleanup() {
 }
 for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => cleanup().finally(() => process.exit(130)));
 
+/**
+ * The subscribers' own cost, without the noise of a loaded machine: in this
+ * process, the channel messages one accepted event publishes (answered,
+ * accepted, append, and a 1/20 share of a produce flush) are published
+ * `n` times with a node's metrics subscribed and without, alternating, the
+ * best of each kept. Returns ns per event for both.
+ */
+async function hotPathCost(n = 200_000, rounds = 5) {
+  const channels = await import('../dist/observability/channels.js');
+  const { createNodeMetrics } = await import('../dist/observability/metrics-registry.js');
+  const { MetricSources } = await import('../dist/observability/metric-sources.js');
+  const { loadConfig } = await import('../dist/config/load-config.js');
+  const sql = Object.assign(() => Promise.reject(new Error('no database')), { options: { connection: { application_name: 'bench' } } });
+  const exchange = { route: '/events/:tenant/:queue', method: 'POST', status: 202, errorCode: null };
+  const oneEvent = (i) => {
+    // As post-event.ts and exchange.ts publish them, hasSubscribers guards included.
+    const started = channels.appendChannel.hasSubscribers ? performance.now() : 0;
+    if (started !== 0) channels.appendChannel.publish({ durationMs: performance.now() - started, ok: true });
+    if (channels.answeredChannel.hasSubscribers) channels.answeredChannel.publish(exchange);
+    if (channels.acceptedChannel.hasSubscribers) channels.acceptedChannel.publish({ eventId: 'evt_x', tenantPublicId: 'ten_x', queueName: 'q', bytes: 1024 });
+    if (i % 20 === 0 && channels.produceChannel.hasSubscribers) channels.produceChannel.publish({ records: 20, attempts: 1, ok: true });
+  };
+  const time = () => {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) oneEvent(i);
+    return Number(process.hrtime.bigint() - t0) / n;
+  };
+  const best = { on: Infinity, off: Infinity };
+  for (let r = 0; r < rounds; r++) {
+    best.off = Math.min(best.off, time());
+    const metrics = createNodeMetrics(loadConfig({}, {}), new MetricSources(), sql);
+    best.on = Math.min(best.on, time());
+    metrics.close();
+    metrics.registry.clear();
+  }
+  return best;
+}
+
 async function main() {
   if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `npm run build` first');
   const options = readOptions();
+  const micro = await hotPathCost();
+  say(`hot path in-process: ${micro.on.toFixed(0)} ns/event with metrics subscribed, ${micro.off.toFixed(0)} ns without`);
   const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const workDir = await mkdtemp(join(tmpdir(), 'sg-bench-metrics-'));
@@ -123,7 +163,7 @@ async function main() {
   }
   for (const name of ['on', 'off']) await stopChild(nodes[name].child, 30_000);
 
-  const text = report({ options, rounds, phases, excerpt });
+  const text = report({ options, rounds, phases, excerpt, micro });
   process.stdout.write(`\n${text}`);
   await writeFile(RESULTS, text);
   say(`written ${RESULTS}`);
@@ -131,7 +171,7 @@ async function main() {
 
 const usPerEvent = (r) => ((r.cpu.streamgate / 100) * r.durationS * 1e6) / r.accepted;
 
-function report({ options: o, rounds, phases, excerpt }) {
+function report({ options: o, rounds, phases, excerpt, micro }) {
   const sum = (name) => {
     const mine = phases.filter((p) => p.name === name).map((p) => p.result);
     const accepted = mine.reduce((n, r) => n + r.accepted, 0);
@@ -183,6 +223,7 @@ function report({ options: o, rounds, phases, excerpt }) {
   ));
   out.push('');
   out.push(`- events/s cost of metrics: ${pct(1 - on.perS / off.perS)} over all phases, ${pct(1 - median(perRound.map((r) => r.perS)))} by the median round (negative: A was faster); CPU per event: ${pct(on.us / off.us - 1)} over all phases, ${pct(median(perRound.map((r) => r.us)) - 1)} by the median round (positive: metrics cost CPU).`);
+  out.push(`- the subscribers alone, in-process (no HTTP, no Kafka, no other load: \`hotPathCost\` above): ${(micro.on - micro.off).toFixed(0)} ns per accepted event (${micro.on.toFixed(0)} ns with metrics subscribed against ${micro.off.toFixed(0)} ns without, best of 5 alternating rounds of 200,000), that is ${pct((micro.on - micro.off) / 1000 / off.us)} of the ${off.us.toFixed(1)} µs of CPU an event costs with metrics off in the run above.`);
   out.push('');
   out.push('## /metrics of node A after its last phase (streamgate_* series; process defaults cut)');
   out.push('');

@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { FastHistogram, TallyCounter } from './fast-metrics.js';
 import { brokerErrorChannel, produceChannel, rebalanceChannel, type BrokerErrorMessage, type ProduceMessage } from './channels.js';
 import type { ChannelSubscriptions } from './channel-subscriptions.js';
 import type { MetricSources } from './metric-sources.js';
@@ -11,18 +12,11 @@ const RECORDS_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000];
  * reader at scrape time (delivery nodes only).
  */
 export function logMetrics(registry: Registry, subs: ChannelSubscriptions, sources: MetricSources): void {
-  const batches = new Counter({
-    name: 'streamgate_log_produce_batches_total',
-    help: 'Flushes of the log writer (one produce request per leader; one lmdb put on the embedded log), by result.',
-    labelNames: ['result'],
-    registers: [registry],
-  });
-  const records = new Histogram({
-    name: 'streamgate_log_produce_batch_records',
-    help: 'Records per flush of the log writer.',
-    buckets: RECORDS_BUCKETS,
-    registers: [registry],
-  });
+  const batches = new TallyCounter(
+    'streamgate_log_produce_batches_total',
+    'Flushes of the log writer (one produce request per leader; one lmdb put on the embedded log), by result.',
+  ).register(registry);
+  const records = new FastHistogram('streamgate_log_produce_batch_records', 'Records per flush of the log writer.', RECORDS_BUCKETS).register(registry);
   const retries = new Counter({
     name: 'streamgate_log_produce_retries_total',
     help: 'Produce requests sent again after a failure (the same records, the same sequence numbers).',
@@ -40,10 +34,10 @@ export function logMetrics(registry: Registry, subs: ChannelSubscriptions, sourc
     registers: [registry],
   });
 
-  const batchOk = batches.labels({ result: 'ok' });
-  const batchFailed = batches.labels({ result: 'failed' });
+  const batchOk = batches.cell({ result: 'ok' });
+  const batchFailed = batches.cell({ result: 'failed' });
   subs.on<ProduceMessage>(produceChannel, (m) => {
-    (m.ok ? batchOk : batchFailed).inc();
+    (m.ok ? batchOk : batchFailed).value++;
     records.observe(m.records);
   });
   subs.on<BrokerErrorMessage>(brokerErrorChannel, (m) => {

@@ -4,7 +4,10 @@
  * ingress` nodes on the same database, topic and Redis, identical but for
  * `metrics.enabled` (on: A, off: B), take turns under the same load in ABBA
  * order (A B B A, repeated BENCH_ROUNDS times, default 2), so drift on the
- * shared machine falls on both alike; the idle node waits meanwhile. Each
+ * shared machine falls on both alike; the idle node waits meanwhile. Both
+ * nodes are started afresh each round, A first in odd rounds and B first in
+ * even ones (BENCH_CONTROL=1, an A/A run with metrics off on both, found the
+ * node started first a few % apart for a whole run). Each
  * phase gives accepted events/s and the node's CPU µs per event; the report
  * compares the sums of A's phases with B's. Node A is scraped (GET /metrics)
  * between its phases, as Prometheus would, and the last scrape's streamgate_*
@@ -107,7 +110,9 @@ async function main() {
     for (const problem of await kafka.cleanup(topic, [])) say(`cleanup: ${problem}`);
   });
   const configFile = (name) => join(workDir, `streamgate-${name}.yaml`);
-  for (const [name, enabled] of [['on', true], ['off', false], ['setup', false]]) {
+  // BENCH_CONTROL=1: an A/A run, both nodes with metrics off, to see how far the two nodes differ without it.
+  const control = process.env.BENCH_CONTROL === '1';
+  for (const [name, enabled] of [['on', !control], ['off', false], ['setup', false]]) {
     await writeFile(configFile(name), `redis:\n  keyPrefix: "sgbench-${runId}:"\nmetrics:\n  enabled: ${enabled}\n`);
   }
   const env = (name) => ({
@@ -130,48 +135,49 @@ async function main() {
   if (res.status >= 300) throw new Error(`PUT queue: ${res.status} ${await res.text()}`);
   await stopChild(mgmt.child);
 
-  const nodes = {};
-  for (const name of ['on', 'off']) {
-    nodes[name] = await startStreamgate({ name: `ingress-metrics-${name}`, env: env(name), port: await freePort(), roles: ['ingress'], logFile: join(workDir, `ingress-${name}.log`) });
-    nodes[name].port = new URL(nodes[name].base).port;
-  }
-  const check = await fetch(`${nodes.off.base}/metrics`);
-  if (check.status !== 404) throw new Error(`metrics off answered /metrics with ${check.status}`);
-
   const requests = makeRequests({
     path: `/events/${creds.tenantPublicId}/bench-api`,
     headers: { 'content-type': 'application/json', 'x-api-key': creds.ingressKey },
     body: makeBody(options.bodyBytes),
     keys: options.keys,
   });
+  const nodes = {};
   const load = (name, seconds) => runLoad({ url: nodes[name].base, requests, duration: seconds, connections: options.connections, pipelining: options.pipelining });
-  for (const name of ['on', 'off']) if (options.warmup) await load(name, options.warmup);
-
-  const order = [];
-  for (let r = 0; r < rounds; r++) order.push('on', 'off', 'off', 'on');
   const phases = [];
   let excerpt = '';
-  for (const [i, name] of order.entries()) {
-    if (options.warmup) await load(name, options.warmup);
-    const meter = startCpuMeter({ streamgate: nodes[name].child.pid });
-    const result = await load(name, options.duration);
-    result.cpu = meter();
-    phases.push({ name, result });
-    const us = usPerEvent(result);
-    say(`phase ${i + 1}/${order.length} metrics ${name}: ${Math.round(result.acceptedPerS)} ev/s, ${us.toFixed(1)} µs/event, p99 ${result.p99} ms, non-2xx ${result.non2xx}, others ${result.cpu.others} %`);
-    if (name === 'on') excerpt = await (await fetch(`${nodes.on.base}/metrics`)).text();
+  // Fresh nodes every round, started in the other order each time: an A/A run
+  // (BENCH_CONTROL=1) showed the node started first some % slower or faster
+  // for the whole of a run, which alternating phases alone does not cancel.
+  for (let round = 0; round < rounds; round++) {
+    const startOrder = round % 2 === 0 ? ['on', 'off'] : ['off', 'on'];
+    for (const name of startOrder) {
+      nodes[name] = await startStreamgate({ name: `ingress-metrics-${name}-${round}`, env: env(name), port: await freePort(), roles: ['ingress'], logFile: join(workDir, `ingress-${name}-${round}.log`) });
+    }
+    const check = await fetch(`${nodes.off.base}/metrics`);
+    if (check.status !== 404) throw new Error(`metrics off answered /metrics with ${check.status}`);
+    for (const name of startOrder) if (options.warmup) await load(name, options.warmup);
+    for (const name of ['on', 'off', 'off', 'on']) {
+      if (options.warmup) await load(name, options.warmup);
+      const meter = startCpuMeter({ streamgate: nodes[name].child.pid });
+      const result = await load(name, options.duration);
+      result.cpu = meter();
+      phases.push({ name, result, round, first: startOrder[0] });
+      const us = usPerEvent(result);
+      say(`round ${round + 1}/${rounds} (${startOrder[0]} started first), metrics ${name}: ${Math.round(result.acceptedPerS)} ev/s, ${us.toFixed(1)} µs/event, p99 ${result.p99} ms, non-2xx ${result.non2xx}, others ${result.cpu.others} %`);
+      if (name === 'on' && !control) excerpt = await (await fetch(`${nodes.on.base}/metrics`)).text();
+    }
+    for (const name of startOrder) await stopChild(nodes[name].child, 30_000);
   }
-  for (const name of ['on', 'off']) await stopChild(nodes[name].child, 30_000);
 
-  const text = report({ options, rounds, phases, excerpt, micro });
+  const text = report({ options, rounds, phases, excerpt, micro, control });
   process.stdout.write(`\n${text}`);
-  await writeFile(RESULTS, text);
+  await writeFile(control ? RESULTS.replace(/\.md$/, '-control.md') : RESULTS, text);
   say(`written ${RESULTS}`);
 }
 
 const usPerEvent = (r) => ((r.cpu.streamgate / 100) * r.durationS * 1e6) / r.accepted;
 
-function report({ options: o, rounds, phases, excerpt, micro }) {
+function report({ options: o, rounds, phases, excerpt, micro, control }) {
   const sum = (name) => {
     const mine = phases.filter((p) => p.name === name).map((p) => p.result);
     const accepted = mine.reduce((n, r) => n + r.accepted, 0);
@@ -202,11 +208,11 @@ function report({ options: o, rounds, phases, excerpt, micro }) {
   out.push('');
   out.push(`- date: ${new Date().toISOString()}; command: \`node bench/metrics-cost.mjs\` (BENCH_ROUNDS=${rounds})`);
   out.push(`- node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}); load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' / ')} (a shared box: other work skews every figure, which is why the two nodes alternate)`);
-  out.push(`- two \`streamgate start --roles ingress\` nodes, same database, topic and Redis, Kafka acks=all, header guard on; A has metrics.enabled true (scraped between its phases), B false. ${o.duration} s per phase (+${o.warmup} s warm-up each), ${o.connections} connections, body ${o.bodyBytes} B, ${o.keys} partition keys, API-key queue`);
+  out.push(`- two \`streamgate start --roles ingress\` nodes, same database, topic and Redis, Kafka acks=all, header guard on; A has metrics.enabled ${control ? 'false too (BENCH_CONTROL=1: an A/A run)' : 'true (scraped between its phases)'}, B false. Both started afresh every round, in the other order each round (see the A/A note in the script). ${o.duration} s per phase (+${o.warmup} s warm-up each), ${o.connections} connections, body ${o.bodyBytes} B, ${o.keys} partition keys, API-key queue`);
   out.push('');
   out.push(table(
-    ['phase', 'metrics', 'accepted ev/s', 'p99 ms', 'non-2xx', 'streamgate CPU %', 'CPU µs/event', 'other processes CPU %'],
-    phases.map(({ name, result: r }, i) => [String(i + 1), name, int(r.acceptedPerS), String(r.p99), int(r.non2xx), String(r.cpu.streamgate), usPerEvent(r).toFixed(1), String(r.cpu.others ?? '?')]),
+    ['phase', 'round (started first)', 'metrics', 'accepted ev/s', 'p99 ms', 'non-2xx', 'streamgate CPU %', 'CPU µs/event', 'other processes CPU %'],
+    phases.map(({ name, result: r, round, first }, i) => [String(i + 1), `${round + 1} (${first})`, name, int(r.acceptedPerS), String(r.p99), int(r.non2xx), String(r.cpu.streamgate), usPerEvent(r).toFixed(1), String(r.cpu.others ?? '?')]),
   ));
   out.push('');
   out.push(table(

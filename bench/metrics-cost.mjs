@@ -3,7 +3,7 @@
  * metrics cost ingress, measured in one run. Two `streamgate start --roles
  * ingress` nodes on the same database, topic and Redis, identical but for
  * `metrics.enabled` (on: A, off: B), take turns under the same load in ABBA
- * order (A B B A, repeated BENCH_ROUNDS times, default 2), so drift on the
+ * order (A B B A, then B A A B every other pair of rounds; BENCH_ROUNDS, default 4), so drift on the
  * shared machine falls on both alike; the idle node waits meanwhile. Both
  * nodes are started afresh each round, A first in odd rounds and B first in
  * even ones (BENCH_CONTROL=1, an A/A run with metrics off on both, found the
@@ -96,7 +96,7 @@ async function main() {
   const options = readOptions();
   const micro = await hotPathCost();
   say(`hot path in-process: ${micro.on.toFixed(0)} ns/event with metrics subscribed, ${micro.off.toFixed(0)} ns without`);
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const workDir = await mkdtemp(join(tmpdir(), 'sg-bench-metrics-'));
   const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
@@ -135,6 +135,8 @@ async function main() {
   if (res.status >= 300) throw new Error(`PUT queue: ${res.status} ${await res.text()}`);
   await stopChild(mgmt.child);
 
+  // BENCH_NODE_ARGS: node flags for both ingress nodes, e.g. --cpu-prof --cpu-prof-dir=DIR (each node's profile named by its metrics setting).
+  const nodeArgs = (name) => (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean).map((a) => (a.startsWith('--cpu-prof-name') ? `${a}-${name}` : a));
   const requests = makeRequests({
     path: `/events/${creds.tenantPublicId}/bench-api`,
     headers: { 'content-type': 'application/json', 'x-api-key': creds.ingressKey },
@@ -151,12 +153,15 @@ async function main() {
   for (let round = 0; round < rounds; round++) {
     const startOrder = round % 2 === 0 ? ['on', 'off'] : ['off', 'on'];
     for (const name of startOrder) {
-      nodes[name] = await startStreamgate({ name: `ingress-metrics-${name}-${round}`, env: env(name), port: await freePort(), roles: ['ingress'], logFile: join(workDir, `ingress-${name}-${round}.log`) });
+      nodes[name] = await startStreamgate({ name: `ingress-metrics-${name}-${round}`, env: env(name), port: await freePort(), roles: ['ingress'], logFile: join(workDir, `ingress-${name}-${round}.log`), nodeArgs: nodeArgs(name) });
     }
     const check = await fetch(`${nodes.off.base}/metrics`);
     if (check.status !== 404) throw new Error(`metrics off answered /metrics with ${check.status}`);
-    for (const name of startOrder) if (options.warmup) await load(name, options.warmup);
-    for (const name of ['on', 'off', 'off', 'on']) {
+    // A fresh node's first seconds are slower (JIT, producer metadata, caches): warm both well first.
+    for (const name of startOrder) await load(name, Math.max(options.warmup, 5));
+    // ABBA in rounds 1, 2 (mod 4), BAAB in rounds 3, 4: neither setting always gets the first phase.
+    const order = round % 4 < 2 ? ['on', 'off', 'off', 'on'] : ['off', 'on', 'on', 'off'];
+    for (const name of order) {
       if (options.warmup) await load(name, options.warmup);
       const meter = startCpuMeter({ streamgate: nodes[name].child.pid });
       const result = await load(name, options.duration);
@@ -190,8 +195,9 @@ function report({ options: o, rounds, phases, excerpt, micro, control }) {
   // Each ABBA round on its own: the two nodes saw nearly the same machine within a round.
   const perRound = [];
   for (let r = 0; r < rounds; r++) {
-    const quad = phases.slice(r * 4, r * 4 + 4).map((p) => p.result);
-    const [a1, b1, b2, a2] = quad;
+    const quad = phases.slice(r * 4, r * 4 + 4);
+    const [a1, a2] = quad.filter((p) => p.name === 'on').map((p) => p.result);
+    const [b1, b2] = quad.filter((p) => p.name === 'off').map((p) => p.result);
     const aPerS = (a1.accepted + a2.accepted) / (a1.durationS + a2.durationS);
     const bPerS = (b1.accepted + b2.accepted) / (b1.durationS + b2.durationS);
     const cpu = (x) => (x.cpu.streamgate / 100) * x.durationS;
@@ -208,7 +214,7 @@ function report({ options: o, rounds, phases, excerpt, micro, control }) {
   out.push('');
   out.push(`- date: ${new Date().toISOString()}; command: \`node bench/metrics-cost.mjs\` (BENCH_ROUNDS=${rounds})`);
   out.push(`- node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}); load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' / ')} (a shared box: other work skews every figure, which is why the two nodes alternate)`);
-  out.push(`- two \`streamgate start --roles ingress\` nodes, same database, topic and Redis, Kafka acks=all, header guard on; A has metrics.enabled ${control ? 'false too (BENCH_CONTROL=1: an A/A run)' : 'true (scraped between its phases)'}, B false. Both started afresh every round, in the other order each round (see the A/A note in the script). ${o.duration} s per phase (+${o.warmup} s warm-up each), ${o.connections} connections, body ${o.bodyBytes} B, ${o.keys} partition keys, API-key queue`);
+  out.push(`- two \`streamgate start --roles ingress\` nodes, same database, topic and Redis, Kafka acks=all, header guard on; A has metrics.enabled ${control ? 'false too (BENCH_CONTROL=1: an A/A run)' : 'true (scraped between its phases)'}, B false. Both started afresh every round, in the other order each round, warmed 5 s each, then ABBA (rounds 1–2 mod 4) or BAAB (rounds 3–4) (see the A/A note in the script). ${o.duration} s per phase (+${o.warmup} s warm-up each), ${o.connections} connections, body ${o.bodyBytes} B, ${o.keys} partition keys, API-key queue`);
   out.push('');
   out.push(table(
     ['phase', 'round (started first)', 'metrics', 'accepted ev/s', 'p99 ms', 'non-2xx', 'streamgate CPU %', 'CPU µs/event', 'other processes CPU %'],

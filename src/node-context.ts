@@ -11,6 +11,7 @@ import type { RouteTable } from './routing/route-table.js';
 import type { EventLogBackend } from './node-backends.js';
 import type { Check } from './observability/readiness.js';
 import type { Tracing } from './observability/tracing.js';
+import type { MetricSources } from './observability/metric-sources.js';
 
 /**
  * What every role of a process shares: configuration, the backends, the
@@ -37,6 +38,8 @@ export interface NodeContext {
   guard: SsrfGuard;
   /** Spans for ingress, delivery attempts and management (disabled unless OTLP is configured). */
   tracing: Tracing;
+  /** State the roles keep that the metrics gauges read at scrape time. */
+  metrics: MetricSources;
 }
 
 /** A started role: how to let it finish its in-flight work before the process exits. */

@@ -32,6 +32,8 @@ import { startTracing, type TracingOptions } from './observability/tracing.js';
 import { RequestObserver } from './observability/request-observer.js';
 import { withDeadline } from './storage/db-deadline.js';
 import { drainNode } from './lifecycle/node-drain.js';
+import { MetricSources } from './observability/metric-sources.js';
+import { startMetrics } from './observability/node-metrics.js';
 
 /** The configured networks, plus loopback on a single machine when allowed. */
 function allowedNetworks(config: Readonly<Config>, embeddedLog: boolean): string[] {
@@ -207,12 +209,15 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
       }),
       guard: new SsrfGuard(allowedNetworks(config, backends.eventLog.kind === 'embedded')),
       tracing,
+      metrics: new MetricSources(),
     };
     bus.onInvalidate(() => {
       ctx.keys.invalidate();
       ctx.routes.invalidate();
     });
     subscribeLogging(log);
+    const metrics = await startMetrics(ctx);
+    if (metrics) closers.push(() => metrics.stop());
     if (config.roles.includes('delivery')) {
       // Distributed-traffic counters (GET /waas/.../metrics/series) come from this node's deliveries.
       const distribution = new DistributionRecorder(backends.cache, config.waas.metricsFlushMs);

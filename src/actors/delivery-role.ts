@@ -76,6 +76,12 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
     },
     log,
   );
+  ctx.metrics.delivery = {
+    lanes: () => supervisor.laneCounts(),
+    inFlightByOrigin: () => dispatcher.inFlightByOrigin(),
+    attemptLogBacklog: () => attemptLog.buffered,
+    lag: () => reader.lag(),
+  };
   await supervisor.start();
   return {
     checks: { consumerGroup: consumerGroupCheck(reader) },

@@ -3,7 +3,7 @@ import type { FailureStreaks } from '../delivery/failure-streaks.js';
 import type { AttemptLog } from '../delivery/attempt-log.js';
 import { isoAt } from '../delivery/iso-time.js';
 import { compressed, nextAttemptAt } from '../delivery/retry-schedule.js';
-import { attemptChannel, type AttemptMessage } from '../observability/channels.js';
+import { attemptChannel, targetDisabledChannel, type AttemptMessage } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
 import type { RouteTable, RouteTarget } from '../routing/route-table.js';
 import type { AttemptEntry, DeliveryStatus } from '../storage/delivery-log-repo.js';
@@ -94,6 +94,7 @@ export class DeliveryStep {
           // What became of the delivery: a dead-lettered retry counts as failed.
           outcome: verdict.kind === 'retry' ? 'retry' : verdict.status === 'delivered' ? 'delivered' : 'failed',
           status,
+          errorCode: result.kind === 'error' ? result.code : null,
           reason: error,
           durationMs: result.durationMs,
         };
@@ -122,6 +123,7 @@ export class DeliveryStep {
 
   private async disable(target: RouteTarget, reason: string): Promise<void> {
     this.disabledAt.set(target.id, this.now());
+    if (targetDisabledChannel.hasSubscribers) targetDisabledChannel.publish(target.publicId);
     await this.deps.disableTarget(target, reason).catch((err: unknown) => {
       this.deps.log.warn({ err, target: target.publicId }, 'could not disable target');
     });

@@ -59,6 +59,13 @@ export class DeliverySupervisor {
     this.redeliveryTimer.unref();
   }
 
+  /** Lanes in memory (active) and parked, over the partitions this node owns. */
+  laneCounts(): { active: number; parked: number } {
+    const counts = { active: 0, parked: 0 };
+    for (const actor of this.actors.values()) if (!actor.revoked) actor.countLanes(counts);
+    return counts;
+  }
+
   /** Records waiting or in flight on this node, across partitions. */
   get pending(): number {
     let n = 0;

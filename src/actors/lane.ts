@@ -63,6 +63,11 @@ export class Lane {
     return this.jobs.length;
   }
 
+  /** Parked in the database (or being drained from it), not running in memory. */
+  get isParked(): boolean {
+    return this.mode !== 'active';
+  }
+
   get isIdle(): boolean {
     return this.mode === 'active' && !this.running && this.jobs.length === 0 && this.parkInFlight === 0;
   }

@@ -108,6 +108,14 @@ export class PartitionActor implements PartitionHandler {
     return this.abort.signal.aborted;
   }
 
+  /** Adds this actor's lanes to `counts` (read by the metrics gauges at scrape time). */
+  countLanes(counts: { active: number; parked: number }): void {
+    for (const lane of this.lanes.values()) {
+      if (lane.isParked) counts.parked++;
+      else counts.active++;
+    }
+  }
+
   /** Lanes this actor knows, parked ones included. */
   get laneCount(): number {
     return this.lanes.size;

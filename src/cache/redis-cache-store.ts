@@ -1,4 +1,5 @@
 import { Redis, ReplyError } from 'ioredis';
+import { redisErrorChannel } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
 import type { CacheStore } from './cache-store.js';
 import { CacheUnavailableError } from './cache-unavailable.js';
@@ -66,6 +67,7 @@ export class RedisCacheStore implements CacheStore {
     });
     this.redis.on('error', (err: Error) => {
       this.lastConnectionError = err.message;
+      if (redisErrorChannel.hasSubscribers) redisErrorChannel.publish((err as NodeJS.ErrnoException).code ?? 'error');
       this.log.warn({ err }, 'redis error');
     });
     this.redis.on('ready', () => {
@@ -152,7 +154,10 @@ export class RedisCacheStore implements CacheStore {
   async subscribe(channel: string, listener: (message: string) => void): Promise<void> {
     if (!this.subscriber) {
       this.subscriber = this.redis.duplicate();
-      this.subscriber.on('error', (err: Error) => this.log.warn({ err }, 'redis subscriber error'));
+      this.subscriber.on('error', (err: Error) => {
+        if (redisErrorChannel.hasSubscribers) redisErrorChannel.publish((err as NodeJS.ErrnoException).code ?? 'error');
+        this.log.warn({ err }, 'redis subscriber error');
+      });
       this.subscriber.on('message', (ch: string, message: string) => {
         for (const fn of this.listeners.get(ch) ?? []) fn(message);
       });

@@ -22,6 +22,8 @@ export interface Config {
     shutdownTimeoutMs: number;
     headerGuard: boolean;
     proxyProtocolFrom: string[];
+    /** 0: GET /metrics on the public port; otherwise a separate listener on this port serves it. */
+    metricsPort: number;
   };
   database: { url: string; embeddedPort: number; maxConnections: number; connectTimeoutMs: number; requestTimeoutMs: number };
   redis: { url: string; keyPrefix: string; commandTimeoutMs: number };
@@ -96,6 +98,7 @@ export interface Config {
   };
   waas: { metricsFlushMs: number; gateViewTtlSeconds: number };
   health: { intervalMs: number; timeoutMs: number };
+  metrics: { enabled: boolean; token: string; perTarget: boolean; maxTargets: number };
 }
 
 type Leaf =
@@ -129,6 +132,7 @@ export const schema: SchemaNode = obj({
     headerGuard: { kind: 'boolean' },
     // CIDRs (or addresses) whose PROXY protocol header names the client; only read with headerGuard off.
     proxyProtocolFrom: { kind: 'list', item: { kind: 'cidr', bareAddress: true } },
+    metricsPort: int(0, 65535),
   }),
   database: obj({ url: str(/^(postgres(ql)?:\/\/.*)?$/), embeddedPort: int(1, 65535), maxConnections: int(1, 500), connectTimeoutMs: int(100, 60_000), requestTimeoutMs: int(100, 60_000) }),
   redis: obj({ url: str(/^(rediss?:\/\/.*)?$/), keyPrefix: str(), commandTimeoutMs: int(50, 10_000) }),
@@ -230,4 +234,5 @@ export const schema: SchemaNode = obj({
   }),
   waas: obj({ metricsFlushMs: int(10, 60_000), gateViewTtlSeconds: int(1, 7 * 86_400) }),
   health: obj({ intervalMs: int(100, 600_000), timeoutMs: int(50, 600_000) }),
+  metrics: obj({ enabled: { kind: 'boolean' }, token: str(/^[\x21-\x7e]*$/), perTarget: { kind: 'boolean' }, maxTargets: int(1, 10_000) }),
 });

@@ -80,6 +80,11 @@ export class HttpDispatcher {
     this.undici = new UndiciClient(guard, maxSocketsPerOrigin, maxResponseBytes, tls);
   }
 
+  /** Requests in flight per origin, for the metrics gauge. */
+  inFlightByOrigin(): Array<[origin: string, active: number]> {
+    return this.slots.inFlight();
+  }
+
   async send(req: DispatchRequest): Promise<DispatchResult> {
     const parts = partsOf(req.url);
     // Judged before any connection; names are judged by the connectors, on every address.

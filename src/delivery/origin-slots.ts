@@ -42,6 +42,13 @@ export class OriginSlots {
     };
   }
 
+  /** Requests in flight per origin (origins with none are not kept). */
+  inFlight(): Array<[origin: string, active: number]> {
+    const out: Array<[string, number]> = [];
+    for (const [origin, entry] of this.origins) out.push([origin, entry.active]);
+    return out;
+  }
+
   /** Requests waiting for a slot, over all origins. */
   get waiting(): number {
     let n = 0;

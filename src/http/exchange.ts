@@ -1,5 +1,6 @@
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { errorEnvelope, ServiceError } from '../errors.js';
+import { answeredChannel } from '../observability/channels.js';
 import { ClientAddressSource } from './client-address.js';
 import { unpackFields } from './guard-marks.js';
 import { requestIdOf } from './request-id.js';
@@ -24,8 +25,11 @@ export interface Exchange {
   readonly remoteAddress: string;
   /** X-Request-Id: the client's when sane, else made here (src/http/request-id.ts); sent on every answer. */
   readonly requestId: string;
-  /** The status answered, 0 until then. */
+  /** The route pattern that took the request ('' for the fallback): what metrics label it by. */
+  readonly route: string;
+  /** The status answered (0 until then) and the catalog code of an error answer. */
   readonly status: number;
+  readonly errorCode: string | null;
   body: Promise<Buffer>;
   aborted: boolean;
   answered: boolean;
@@ -56,7 +60,7 @@ const NO_BODY: Promise<Buffer> = Promise.resolve(Buffer.alloc(0));
  * so its marker headers are trusted and the client address is the one the
  * guard's PROXY header named.
  */
-export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: number, maxBodyBytes: number, addresses: ClientAddressSource = DIRECT, lifecycle?: ConnectionLifecycle): Exchange {
+export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: number, maxBodyBytes: number, addresses: ClientAddressSource = DIRECT, lifecycle?: ConnectionLifecycle, route = ''): Exchange {
   const headers: Record<string, string> = {};
   req.forEach((name, value) => {
     headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
@@ -66,7 +70,7 @@ export function captureExchange(res: UwsResponse, req: UwsRequest, paramCount: n
   const params: string[] = [];
   for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
   const method = req.getCaseSensitiveMethod().toUpperCase();
-  const exchange = new UwsExchange(res, method, req.getUrl(), req.getQuery() ?? '', headers, params, addresses, requestIdOf(headers['x-request-id']), lifecycle);
+  const exchange = new UwsExchange(res, method, req.getUrl(), req.getQuery() ?? '', headers, params, addresses, requestIdOf(headers['x-request-id']), lifecycle, route);
   // A client that goes away mid-body sends no more data: without this the
   // handler awaiting the body would wait (and hold its memory) forever.
   res.onAborted(() => exchange.abort());
@@ -84,6 +88,7 @@ class UwsExchange implements Exchange {
   aborted = false;
   answered = false;
   status = 0;
+  errorCode: string | null = null;
   /** Set while a body is being read: rejects it when the client goes away. */
   abortBody: (() => void) | null = null;
   private remote: string | null = null;
@@ -97,7 +102,8 @@ class UwsExchange implements Exchange {
     readonly params: readonly string[],
     private readonly addresses: ClientAddressSource,
     readonly requestId: string,
-    private readonly lifecycle?: ConnectionLifecycle,
+    private readonly lifecycle: ConnectionLifecycle | undefined,
+    readonly route: string,
   ) {}
 
   // Read on first use only: a getpeername() per request showed up in profiles,
@@ -130,6 +136,8 @@ class UwsExchange implements Exchange {
       if (extra) for (const name in extra) res.writeHeader(name, extra[name]!);
       res.end(body, closeConnection);
     });
+    // The exchange is the message: nothing is allocated per answer for metrics.
+    if (answeredChannel.hasSubscribers) answeredChannel.publish(this);
   }
 
   sendJson(status: number, value: unknown): void {
@@ -147,6 +155,7 @@ class UwsExchange implements Exchange {
   sendError(err: ServiceError, extraHeaders?: Record<string, string>, closeConnection = false): void {
     let headers: Record<string, string> = extraHeaders ? { ...JSON_HEADERS, ...extraHeaders } : JSON_HEADERS;
     if (err.code === 'payload_too_large' && !closeConnection) headers = { ...headers, connection: 'close' };
+    if (!this.answered) this.errorCode = err.code;
     this.send(err.status, errorEnvelope(err), headers, closeConnection);
   }
 }

@@ -48,7 +48,7 @@ export class Router {
     this.routes.push({ method: httpMethod, pattern });
     const observed = this.observer.wrap(httpMethod, pattern, handler);
     this.app[method](pattern, (res, req) => {
-      this.run(observed, captureExchange(res, req, paramCount, options.maxBodyBytes, this.addresses, this.lifecycle));
+      this.run(observed, captureExchange(res, req, paramCount, options.maxBodyBytes, this.addresses, this.lifecycle, pattern));
     });
   }
 

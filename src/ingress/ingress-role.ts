@@ -55,6 +55,7 @@ export async function startIngressRole(ctx: NodeContext): Promise<RoleHandle> {
       inFlight--;
     }
   };
+  ctx.metrics.ingressInFlight = () => inFlight;
   const opts = { maxBodyBytes: config.server.maxBodyBytes };
   ctx.router.add('post', '/events/:tenant/:queue', opts, counted(postEventHandler(deps, false)));
   ctx.router.add('post', '/events/sandbox/:tenant/:queue', opts, counted(postEventHandler(deps, true)));

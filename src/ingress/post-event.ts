@@ -4,7 +4,7 @@ import type { Exchange } from '../http/exchange.js';
 import { newEventId } from '../ids.js';
 import type { EventLogWriter } from '../log/event-log.js';
 import type { EventRecord } from '../log/event-record.js';
-import { acceptedChannel } from '../observability/channels.js';
+import { acceptedChannel, appendChannel, replayedChannel } from '../observability/channels.js';
 import type { Tracing } from '../observability/tracing.js';
 import { extractContext } from './event-context.js';
 import { checkHeaderValues, checkIdempotencyKey, refuseAmbiguousFraming } from './header-check.js';
@@ -114,11 +114,14 @@ function append(deps: PostEventDeps, exchange: Exchange, record: EventRecord): P
 }
 
 async function appendRecord(deps: PostEventDeps, record: EventRecord): Promise<void> {
+  const started = appendChannel.hasSubscribers ? performance.now() : 0;
   try {
     await deps.log.append(record);
   } catch {
+    if (started !== 0) appendChannel.publish({ durationMs: performance.now() - started, ok: false });
     throw new ServiceError('unavailable', 'The event log did not acknowledge the event; it was not accepted.');
   }
+  if (started !== 0) appendChannel.publish({ durationMs: performance.now() - started, ok: true });
 }
 
 /** The Idempotency-Key path: append only as the winner of the key; a duplicate replays the first id. */
@@ -127,6 +130,7 @@ async function appendOnce(deps: PostEventDeps, exchange: Exchange, queue: QueueV
   const scope = sandbox ? `sb:${queue.queueId}` : queue.queueId;
   const claim = await deps.idempotency.claim(scope, key, record.id, queue.settings.dedupWindowSeconds);
   if (claim.kind === 'replay') {
+    if (replayedChannel.hasSubscribers) replayedChannel.publish(queue);
     exchange.send(202, `{"eventId":"${claim.eventId}","replayed":true}`, JSON_HEADERS);
     return;
   }

@@ -1,5 +1,6 @@
 import type { Logger } from '../observability/logger.js';
-import type { EventLogReader, GroupMembership, LogEntry, PartitionHandler } from './event-log.js';
+import type { EventLogReader, GroupMembership, LogEntry, PartitionHandler, PartitionLag } from './event-log.js';
+import { rebalanceChannel } from '../observability/channels.js';
 import { decodeEvent } from './event-record.js';
 import type { EmbeddedStore } from './embedded-store.js';
 
@@ -44,6 +45,7 @@ export class EmbeddedReader implements EventLogReader {
     }
     this.retentionTimer = setInterval(() => this.sweep(), 60_000);
     this.retentionTimer.unref();
+    if (rebalanceChannel.hasSubscribers) rebalanceChannel.publish({ partitions: this.store.partitions });
     this.log.info({ partitions: this.store.partitions }, 'partitions assigned (embedded log)');
   }
 
@@ -97,6 +99,15 @@ export class EmbeddedReader implements EventLogReader {
 
   async commit(partition: number, nextOffset: bigint): Promise<void> {
     await this.store.commits.put([this.options.group, partition], Number(nextOffset));
+  }
+
+  lag(): PartitionLag[] {
+    const lags: PartitionLag[] = [];
+    for (const partition of this.handlers.keys()) {
+      const committed = this.store.commits.get([this.options.group, partition]) ?? 0;
+      lags.push({ partition, lag: BigInt(Math.max(0, this.store.endOffset(partition) - committed)) });
+    }
+    return lags;
   }
 
   pause(): void {

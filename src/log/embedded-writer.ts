@@ -2,6 +2,7 @@ import type { EventLogWriter } from './event-log.js';
 import { encodeEvent, type EventRecord } from './event-record.js';
 import type { EmbeddedStore } from './embedded-store.js';
 import { partitionOf } from './murmur2.js';
+import { produceChannel } from '../observability/channels.js';
 
 /**
  * Appends to the embedded log. The partition is murmur2(partition key) as on
@@ -22,7 +23,14 @@ export class EmbeddedWriter implements EventLogWriter {
       ? partitionOf(record.partitionKey, partitions)
       : (this.roundRobin = (this.roundRobin + 1) % partitions);
     const offset = this.store.nextOffset(partition);
-    await this.store.events.put([partition, offset], encodeEvent(record));
+    try {
+      await this.store.events.put([partition, offset], encodeEvent(record));
+    } catch (err) {
+      if (produceChannel.hasSubscribers) produceChannel.publish({ records: 1, attempts: 1, ok: false });
+      throw err;
+    }
+    // lmdb batches puts into transactions on its own: to metrics each append is a batch of one.
+    if (produceChannel.hasSubscribers) produceChannel.publish({ records: 1, attempts: 1, ok: true });
     this.store.appended(partition);
   }
 

@@ -47,7 +47,16 @@ export interface GroupMembership {
   error?: string;
 }
 
+/** Where this consumer stands in one partition it owns (for the lag gauge). */
+export interface PartitionLag {
+  partition: number;
+  /** Records written but not yet committed by the group: end of the log − committed offset (≥ 0). */
+  lag: bigint;
+}
+
 export interface EventLogReader {
+  /** The partitions this member owns now, with their lag (as of the last fetch on Kafka). */
+  lag(): PartitionLag[];
   start(handlerFor: (partition: number) => PartitionHandler): Promise<void>;
   /** Records `nextOffset` as where this consumer group resumes in `partition`. */
   commit(partition: number, nextOffset: bigint): Promise<void>;

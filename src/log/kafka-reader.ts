@@ -4,7 +4,8 @@ import { backoffDelay } from '../util/backoff.js';
 import { closeClient, isControlBatch, KAFKA_BACKOFF, kafkaClientOptions, type FetchRequestTopic, type FetchResponse, type KafkaSecurity } from './kafka-options.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
-import type { EventLogReader, GroupMembership, LogEntry, PartitionHandler } from './event-log.js';
+import type { EventLogReader, GroupMembership, LogEntry, PartitionHandler, PartitionLag } from './event-log.js';
+import { brokerErrorChannel, rebalanceChannel, type BrokerErrorMessage } from '../observability/channels.js';
 import { decodeEvent } from './event-record.js';
 import type { GroupLiveness } from './group-liveness.js';
 import { isRetriableKafkaError, kafkaErrorIds, kafkaErrorText } from './kafka-failure.js';
@@ -15,6 +16,9 @@ interface Owned {
   /** Next offset to fetch; null until the committed offset is loaded. */
   position: bigint | null;
   busy: boolean;
+  /** The log's end as the last fetch answer gave it, and the group's committed offset (for the lag gauge). */
+  highWatermark: bigint | null;
+  committed: bigint | null;
 }
 
 const FETCH_WAIT_MS = 100;
@@ -159,7 +163,8 @@ export class KafkaReader implements EventLogReader {
       }
     }
     const added = [...mine].filter((p) => !this.owned.has(p)).sort((a, b) => a - b);
-    for (const partition of added) this.owned.set(partition, { handler: this.handlerFor!(partition), position: null, busy: false });
+    for (const partition of added) this.owned.set(partition, { handler: this.handlerFor!(partition), position: null, busy: false, highWatermark: null, committed: null });
+    if (rebalanceChannel.hasSubscribers) rebalanceChannel.publish({ partitions: mine.size });
     // Routine: a member joined or left. Not an error.
     this.log.info({ partitions: [...mine].sort((a, b) => a - b), added, revoked, generation: payload.generationId }, 'partitions assigned');
     this.wakeLoop();
@@ -181,6 +186,7 @@ export class KafkaReader implements EventLogReader {
         if (!progressed) await this.idle();
       } catch (err) {
         failures++;
+        if (brokerErrorChannel.hasSubscribers) brokerErrorChannel.publish({ operation: 'fetch', errorCodes: kafkaErrorIds(err), retrying: true } satisfies BrokerErrorMessage);
         this.log[failures === 1 ? 'warn' : 'debug']({ err, reason: kafkaErrorText(err), failures }, 'fetching from Kafka failed; retrying');
         this.consumer.clearMetadata();
         await sleep(backoffDelay(failures - 1, KAFKA_BACKOFF));
@@ -243,6 +249,7 @@ export class KafkaReader implements EventLogReader {
     for (const topic of response.responses) {
       for (const part of topic.partitions) {
         const state = this.owned.get(part.partitionIndex);
+        if (state && part.highWatermark >= 0n) state.highWatermark = part.highWatermark;
         if (!state || state.position === null || !part.records) continue;
         const entries: LogEntry[] = [];
         let next = state.position;
@@ -313,7 +320,10 @@ export class KafkaReader implements EventLogReader {
     for (const partition of unknown) {
       const state = this.owned.get(partition);
       const from = (committed[partition] ?? -1n) >= 0n ? committed[partition]! : earliest[partition];
-      if (state && state.position === null && from !== undefined) state.position = from;
+      if (state && state.position === null && from !== undefined) {
+        state.position = from;
+        state.committed = from;
+      }
     }
   }
 
@@ -321,6 +331,20 @@ export class KafkaReader implements EventLogReader {
     // Not ours any more: the new owner commits from where it stands.
     if (!this.owned.has(partition)) return;
     await this.consumer.commit({ offsets: [{ topic: this.topic, partition, offset: nextOffset, leaderEpoch: -1 }] });
+    const state = this.owned.get(partition);
+    if (state) state.committed = nextOffset;
+  }
+
+  lag(): PartitionLag[] {
+    const lags: PartitionLag[] = [];
+    for (const [partition, state] of this.owned) {
+      const end = state.highWatermark;
+      const from = state.committed;
+      // Not fetched yet: nothing known, reported as 0 rather than left out.
+      const lag = end !== null && from !== null && end > from ? end - from : 0n;
+      lags.push({ partition, lag });
+    }
+    return lags.sort((a, b) => a.partition - b.partition);
   }
 
   pause(): void {

@@ -7,6 +7,7 @@ import { encodeEvent, type EventRecord } from './event-record.js';
 import { isRetriableKafkaError, kafkaErrorIds, kafkaErrorText, walk } from './kafka-failure.js';
 import { closeClient, KAFKA_BACKOFF, kafkaClientOptions, type KafkaSecurity } from './kafka-options.js';
 import { backoffDelay } from '../util/backoff.js';
+import { brokerErrorChannel, produceChannel, type BrokerErrorMessage, type ProduceMessage } from '../observability/channels.js';
 
 /** An appended record waiting for its flush. */
 interface Waiting {
@@ -180,6 +181,7 @@ export class KafkaWriter implements EventLogWriter {
         await this.producer.send({ messages: todo.map((r): MessageToProduce<Buffer, Buffer, Buffer, Buffer> => ({ topic: this.topic, key: r.key, value: r.value })) });
         this.unreachableSince = null;
         for (const r of todo) r.resolve();
+        if (produceChannel.hasSubscribers) produceChannel.publish({ records: batch.length, attempts: attempt, ok: true } satisfies ProduceMessage);
         return;
       } catch (err) {
         failure = err;
@@ -193,10 +195,15 @@ export class KafkaWriter implements EventLogWriter {
       // library's count; numbers the broker rejected are lost either way.
       if (accepted.length > 0 || kafkaErrorIds(failure).some((id) => SEQUENCE_LOST.has(id))) this.resetProducerId = true;
       todo = refused;
-      if (todo.length === 0) return;
+      if (todo.length === 0) {
+        if (produceChannel.hasSubscribers) produceChannel.publish({ records: batch.length, attempts: attempt, ok: true } satisfies ProduceMessage);
+        return;
+      }
       const text = kafkaErrorText(failure);
       const unreachable = this.unreachableFor();
-      if (!isRetriableKafkaError(failure) || Date.now() >= deadline || unreachable !== null) {
+      const givingUp = !isRetriableKafkaError(failure) || Date.now() >= deadline || unreachable !== null;
+      if (brokerErrorChannel.hasSubscribers) brokerErrorChannel.publish({ operation: 'produce', errorCodes: kafkaErrorIds(failure), retrying: !givingUp } satisfies BrokerErrorMessage);
+      if (givingUp) {
         const why = !isRetriableKafkaError(failure)
           ? ''
           : unreachable !== null
@@ -205,6 +212,7 @@ export class KafkaWriter implements EventLogWriter {
         const err = new Error(`Kafka did not acknowledge ${todo.length} record(s) for topic ${this.topic}${why}: ${text}`, { cause: failure });
         this.log.error({ records: todo.length, attempts: attempt, err, reason: text }, 'Kafka produce failed for good');
         for (const r of todo) r.reject(err);
+        if (produceChannel.hasSubscribers) produceChannel.publish({ records: batch.length, attempts: attempt, ok: false } satisfies ProduceMessage);
         // Whether the broker kept them is unknown: later records must not reuse their numbers.
         this.resetProducerId = true;
         return;

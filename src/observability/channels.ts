@@ -16,6 +16,8 @@ export interface AttemptMessage {
   attempt: number;
   outcome: 'delivered' | 'retry' | 'failed';
   status: number | null;
+  /** The dispatcher's error code when no response came (ETIMEDOUT, ESSRF, ECONNREFUSED…); null with a response. */
+  errorCode: string | null;
   reason: string | null;
   durationMs: number;
 }
@@ -29,3 +31,49 @@ export interface AcceptedMessage {
 
 export const attemptChannel = diagnostics_channel.channel('streamgate:delivery:attempt');
 export const acceptedChannel = diagnostics_channel.channel('streamgate:ingress:accepted');
+
+/** An HTTP answer: the exchange itself (no copy per request); `route` is the registered pattern. */
+export interface AnsweredMessage {
+  readonly route: string;
+  readonly method: string;
+  readonly status: number;
+  /** The error catalog code of an error answer; null otherwise. */
+  readonly errorCode: string | null;
+}
+
+/** One append to the event log as ingress saw it (enqueue to acknowledgement). */
+export interface AppendMessage {
+  durationMs: number;
+  ok: boolean;
+}
+
+/** One flush of the log writer: `records` in one produce request, `attempts` sends until settled. */
+export interface ProduceMessage {
+  records: number;
+  attempts: number;
+  ok: boolean;
+}
+
+/** A Kafka request that failed: the broker's error codes (empty when no broker answered). */
+export interface BrokerErrorMessage {
+  operation: 'produce' | 'fetch';
+  errorCodes: readonly string[];
+  /** Produce only: the records go again (a produce retry). */
+  retrying: boolean;
+}
+
+/** The consumer group gave this member a new assignment. */
+export interface RebalanceMessage {
+  partitions: number;
+}
+
+export const answeredChannel = diagnostics_channel.channel('streamgate:http:answered');
+export const replayedChannel = diagnostics_channel.channel('streamgate:ingress:replayed');
+export const appendChannel = diagnostics_channel.channel('streamgate:ingress:append');
+export const produceChannel = diagnostics_channel.channel('streamgate:log:produce');
+export const brokerErrorChannel = diagnostics_channel.channel('streamgate:log:broker-error');
+export const rebalanceChannel = diagnostics_channel.channel('streamgate:log:rebalance');
+/** A target was disabled by this node (410 Gone or a failure streak); the message is the target's public id. */
+export const targetDisabledChannel = diagnostics_channel.channel('streamgate:delivery:target-disabled');
+/** A Redis client reported an error; the message is the error's code or 'error'. */
+export const redisErrorChannel = diagnostics_channel.channel('streamgate:cache:redis-error');

@@ -25,7 +25,7 @@ app.get('/slow/:n', (res, req) => {
 app.get('/drop', (res) => {
   res.close();
 });
-const server = { port: 0, host: '127.0.0.1', maxBodyBytes: 1024, maxManagementBodyBytes: 1024, drainDelayMs: 0, shutdownTimeoutMs: 1000, headerGuard: true, proxyProtocolFrom: [] };
+const server = { port: 0, host: '127.0.0.1', maxBodyBytes: 1024, maxManagementBodyBytes: 1024, drainDelayMs: 0, shutdownTimeoutMs: 1000, headerGuard: true, proxyProtocolFrom: [], metricsPort: 0 };
 const listener = await listenPublic(app, server, createLogger('silent'));
 t.teardown(() => {
   listener.close();

@@ -1,0 +1,90 @@
+import { Gauge, type Registry } from 'prom-client';
+import type { QueueView } from '../ingress/queue-directory.js';
+import { acceptedChannel, answeredChannel, appendChannel, replayedChannel, type AcceptedMessage, type AnsweredMessage, type AppendMessage } from './channels.js';
+import type { ChannelSubscriptions } from './channel-subscriptions.js';
+import { FastHistogram, TallyCounter, type TallyCell } from './fast-metrics.js';
+import type { LabelCap } from './label-cap.js';
+import type { MetricSources } from './metric-sources.js';
+
+/** Seconds; appends wait for Kafka's acknowledgement (acks=all) or the disk sync of the embedded log. */
+const APPEND_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const EVENT_ROUTE = /^\/events\//;
+
+/**
+ * HTTP and ingress series, fed by the answered / accepted / replayed / append
+ * channels. `queues` is set when metrics.perTarget labels ingress by queue.
+ * The subscribers run once per request: they bump cached cells, no label
+ * hashing or string building (fast-metrics.ts).
+ */
+export function ingressMetrics(registry: Registry, subs: ChannelSubscriptions, sources: MetricSources, queues: LabelCap | null): void {
+  const requests = new TallyCounter(
+    'streamgate_http_requests_total',
+    'HTTP requests answered, by route pattern (never the concrete path), method and status code.',
+  ).register(registry);
+  const refused = new TallyCounter(
+    'streamgate_ingress_refused_total',
+    'Events refused at ingress (POST /events...), by the error code of the answer.',
+  ).register(registry);
+  const accepted = new TallyCounter(
+    'streamgate_ingress_accepted_total',
+    'Events accepted (answered 202 after the log acknowledged them); idempotent replays are not counted.',
+  ).register(registry);
+  const bytes = new TallyCounter('streamgate_ingress_bytes_total', 'Body bytes of accepted events.').register(registry);
+  const replayed = new TallyCounter(
+    'streamgate_ingress_replayed_total',
+    'Idempotent replays: requests answered with the first event id of their Idempotency-Key.',
+  ).register(registry);
+  const appendSeconds = new FastHistogram(
+    'streamgate_ingress_append_duration_seconds',
+    'Time from handing an event to the log writer to its acknowledgement (acknowledged appends only; failures show as 503s).',
+    APPEND_BUCKETS,
+  ).register(registry);
+  new Gauge({
+    name: 'streamgate_ingress_appends_in_flight',
+    help: 'POST /events requests inside the handler (authenticating or waiting for the log), not yet answered.',
+    registers: [registry],
+    collect() {
+      this.set(sources.ingressInFlight?.() ?? 0);
+    },
+  });
+
+  // route → method → status → cell. Route strings are the registered patterns
+  // (one string object each), statuses small integers: three cheap lookups.
+  const byRoute = new Map<string, Map<string, Map<number, TallyCell>>>();
+  subs.on<AnsweredMessage>(answeredChannel, (ex) => {
+    let byMethod = byRoute.get(ex.route);
+    if (!byMethod) byRoute.set(ex.route, (byMethod = new Map()));
+    let byStatus = byMethod.get(ex.method);
+    if (!byStatus) byMethod.set(ex.method, (byStatus = new Map()));
+    let cell = byStatus.get(ex.status);
+    if (!cell) byStatus.set(ex.status, (cell = requests.cell({ route: ex.route || 'unmatched', method: ex.method, status: String(ex.status) })));
+    cell.value++;
+    if (ex.errorCode !== null && EVENT_ROUTE.test(ex.route)) refused.cell({ code: ex.errorCode }).value++;
+  });
+  subs.on<AppendMessage>(appendChannel, (m) => {
+    // Histograms carry no labels: a series per bucket per label value adds up fast.
+    if (m.ok) appendSeconds.observe(m.durationMs / 1000);
+  });
+  const replays = replayed.cell({});
+  subs.on<QueueView>(replayedChannel, () => replays.value++);
+  if (queues) {
+    const byQueue = new Map<string, { events: TallyCell; bytes: TallyCell }>();
+    subs.on<AcceptedMessage>(acceptedChannel, (m) => {
+      const key = `${m.tenantPublicId}/${m.queueName}`;
+      let cells = byQueue.get(key);
+      if (!cells) {
+        const queue = queues.label(key);
+        byQueue.set(key, (cells = { events: accepted.cell({ queue }), bytes: bytes.cell({ queue }) }));
+      }
+      cells.events.value++;
+      cells.bytes.value += m.bytes;
+    });
+  } else {
+    const events = accepted.cell({});
+    const total = bytes.cell({});
+    subs.on<AcceptedMessage>(acceptedChannel, (m) => {
+      events.value++;
+      total.value += m.bytes;
+    });
+  }
+}

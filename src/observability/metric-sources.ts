@@ -1,0 +1,22 @@
+import type { PartitionLag } from '../log/event-log.js';
+
+/** What the delivery role keeps that the gauges read at scrape time. */
+export interface DeliverySources {
+  lanes(): { active: number; parked: number };
+  inFlightByOrigin(): Array<[origin: string, active: number]>;
+  /** Attempt-log entries buffered, not yet written to Postgres. */
+  attemptLogBacklog(): number;
+  /** The partitions this member owns and their lag. */
+  lag(): PartitionLag[];
+}
+
+/**
+ * The state objects the roles already keep, handed to the metrics gauges.
+ * Roles fill in what they run; gauges read it only when Prometheus scrapes,
+ * so nothing on the data path calls into metrics.
+ */
+export class MetricSources {
+  /** POST /events requests inside the handler (ingress role). */
+  ingressInFlight: (() => number) | null = null;
+  delivery: DeliverySources | null = null;
+}

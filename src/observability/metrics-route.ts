@@ -1,0 +1,55 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import uWS from 'uWebSockets.js';
+import type { Registry } from 'prom-client';
+import { ServiceError } from '../errors.js';
+import type { Exchange } from '../http/exchange.js';
+import { Router } from '../http/router.js';
+import type { Logger } from './logger.js';
+
+const CHALLENGE = { 'www-authenticate': 'Bearer realm="metrics"' };
+
+/**
+ * GET /metrics in the Prometheus text format. With a token, only
+ * `Authorization: Bearer <token>` is answered; the comparison runs over
+ * digests of equal length in constant time, so timing tells nothing about
+ * the token's length or prefix.
+ */
+export function metricsHandler(registry: Registry, token: string) {
+  const expected = token === '' ? null : digest(token);
+  return async (ex: Exchange): Promise<void> => {
+    if (expected !== null) {
+      const header = ex.headers.authorization ?? '';
+      const given = /^Bearer +(\S+)$/i.exec(header)?.[1];
+      if (given === undefined || !timingSafeEqual(digest(given), expected)) {
+        ex.sendError(new ServiceError('unauthorized', 'GET /metrics requires the bearer token configured as metrics.token.'), CHALLENGE);
+        return;
+      }
+    }
+    const text = await registry.metrics();
+    ex.send(200, text, { 'content-type': registry.contentType });
+  };
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/** A private listener that serves only GET /metrics (server.metricsPort). */
+export interface MetricsListener {
+  port: number;
+  close(): void;
+}
+
+export async function listenMetrics(registry: Registry, token: string, host: string, port: number, log: Logger): Promise<MetricsListener> {
+  const app = uWS.App();
+  const router = new Router(app, log);
+  router.add('get', '/metrics', { maxBodyBytes: 0 }, metricsHandler(registry, token));
+  router.fallback(1024);
+  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
+    app.listen(host, port, (listening) => (listening ? resolve(listening) : reject(new Error(`cannot listen for metrics on ${host}:${port}`))));
+  });
+  return {
+    port: uWS.us_socket_local_port(socket as unknown as uWS.us_socket),
+    close: () => uWS.us_listen_socket_close(socket),
+  };
+}

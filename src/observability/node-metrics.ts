@@ -1,0 +1,41 @@
+import type { NodeContext } from '../node-context.js';
+import { createNodeMetrics } from './metrics-registry.js';
+import { listenMetrics, metricsHandler } from './metrics-route.js';
+
+/** What node.ts keeps of the metrics: where they are served and how to stop. */
+export interface MetricsHandle {
+  /** The separate metrics port when server.metricsPort is set; null when /metrics is on the public port. */
+  port: number | null;
+  stop(): void;
+}
+
+/**
+ * Wires Prometheus metrics into a node (config `metrics.*`, `server.metricsPort`):
+ * nothing at all when disabled (no subscriber, so the channels cost nothing,
+ * and /metrics answers 404); otherwise a registry fed by the channels and
+ * GET /metrics on the public router or on its own listener. Call before the
+ * router's fallback is registered.
+ */
+export async function startMetrics(ctx: NodeContext): Promise<MetricsHandle | null> {
+  const { config } = ctx;
+  if (!config.metrics.enabled) return null;
+  const metrics = createNodeMetrics(config, ctx.metrics, ctx.sql);
+  if (config.server.metricsPort === 0) {
+    ctx.router.add('get', '/metrics', { maxBodyBytes: 0 }, metricsHandler(metrics.registry, config.metrics.token));
+    return { port: null, stop: () => metrics.close() };
+  }
+  try {
+    const listener = await listenMetrics(metrics.registry, config.metrics.token, config.server.host, config.server.metricsPort, ctx.log);
+    ctx.log.info({ port: listener.port }, 'metrics served on their own port');
+    return {
+      port: listener.port,
+      stop: () => {
+        listener.close();
+        metrics.close();
+      },
+    };
+  } catch (err) {
+    metrics.close();
+    throw err;
+  }
+}

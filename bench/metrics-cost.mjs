@@ -23,7 +23,9 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readOptions } from './lib/options.mjs';
-import { stopAll, stopChild } from './lib/children.mjs';
+import { stopChild } from './lib/children.mjs';
+import { onCleanup, runWithCleanup } from './lib/cleanup.mjs';
+import { say } from './lib/say.mjs';
 import { freePort } from './lib/ports.mjs';
 import { createBenchDatabase, dropBenchDatabase } from './lib/bench-db.mjs';
 import { kafkaAdmin } from './lib/kafka-admin.mjs';
@@ -34,24 +36,6 @@ import { int, pct, table } from './lib/table.mjs';
 
 const RESULTS = fileURLToPath(new URL('./metrics-cost.md', import.meta.url));
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-const say = (msg) => process.stderr.write(`[bench] ${msg}\n`);
-
-const cleanups = [];
-let cleaning = null;
-function cleanup() {
-  cleaning ??= (async () => {
-    await stopAll().catch(() => {});
-    for (const step of cleanups.reverse()) {
-      try {
-        await step();
-      } catch (err) {
-        say(`cleanup: ${err.message}`);
-      }
-    }
-  })();
-  return cleaning;
-}
-for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => cleanup().finally(() => process.exit(130)));
 
 /**
  * The subscribers' own cost, without the noise of a loaded machine: in this
@@ -104,9 +88,9 @@ async function main() {
   say(`run ${runId}; ${rounds} ABBA rounds; logs in ${workDir}`);
 
   const db = await createBenchDatabase(runId);
-  cleanups.push(() => dropBenchDatabase(db.name));
+  onCleanup(() => dropBenchDatabase(db.name));
   const kafka = kafkaAdmin(brokers);
-  cleanups.push(async () => {
+  onCleanup(async () => {
     for (const problem of await kafka.cleanup(topic, [])) say(`cleanup: ${problem}`);
   });
   const configFile = (name) => join(workDir, `streamgate-${name}.yaml`);
@@ -245,10 +229,4 @@ function report({ options: o, rounds, phases, excerpt, micro, control }) {
   return `${out.join('\n')}\n`;
 }
 
-main().then(
-  () => cleanup().then(() => process.exit(0)),
-  (err) => {
-    say(`FAILED: ${err.stack ?? err}`);
-    cleanup().finally(() => process.exit(1));
-  },
-);
+runWithCleanup(main);

@@ -80,17 +80,16 @@ export class TcpProxy {
       return;
     }
     // Silenced connections stay dead (their bytes were dropped mid-stream); held ones are closed so clients reconnect.
-    for (const { client, upstream } of this.pairs) {
-      client.destroy();
-      upstream.destroy();
-    }
-    this.pairs.clear();
-    for (const socket of this.held) socket.destroy();
-    this.held.clear();
+    this.dropConnections();
   }
 
   async close(): Promise<void> {
     this.mode = 'refuse';
+    this.dropConnections();
+    await this.stopListening();
+  }
+
+  private dropConnections(): void {
     for (const { client, upstream } of this.pairs) {
       client.destroy();
       upstream.destroy();
@@ -98,7 +97,6 @@ export class TcpProxy {
     this.pairs.clear();
     for (const socket of this.held) socket.destroy();
     this.held.clear();
-    await this.stopListening();
   }
 
   private listen(port: number): Promise<void> {

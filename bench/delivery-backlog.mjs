@@ -30,7 +30,7 @@ import { stopAll, stopChild } from './lib/children.mjs';
 import { freePort } from './lib/ports.mjs';
 import { createBenchDatabase, dropBenchDatabase } from './lib/bench-db.mjs';
 import { kafkaAdmin } from './lib/kafka-admin.mjs';
-import { bootstrapTenant, configureRoute, startStreamgate } from './lib/streamgate.mjs';
+import { bootstrapTenant, clusterEnv, configureRoute, startStreamgate } from './lib/streamgate.mjs';
 import { startReceiver } from './lib/receiver-client.mjs';
 import { findPid, startCpuMeter } from './lib/cpu.mjs';
 
@@ -75,17 +75,7 @@ async function main() {
   cleanups.push(async () => void (await admin.cleanup(topic, [group])));
   const configFile = join(workDir, 'streamgate.yaml');
   await writeFile(configFile, `redis:\n  keyPrefix: "sgbacklog-${runId}:"\n`);
-  const env = {
-    ...process.env,
-    DATABASE_URL: db.url,
-    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    KAFKA_BROKERS: brokers.join(','),
-    STREAMGATE_ALLOW_NETWORKS: '127.0.0.0/8',
-    LOG_LEVEL: 'warn',
-    STREAMGATE_KAFKA_TOPIC: topic,
-    STREAMGATE_KAFKA_GROUP: group,
-    STREAMGATE_CONFIG: configFile,
-  };
+  const env = clusterEnv({ databaseUrl: db.url, brokers, topic, group, configFile, extra: { STREAMGATE_ALLOW_NETWORKS: '127.0.0.0/8' } });
   const creds = await bootstrapTenant(env);
   process.env.BENCH_RECEIVER_DELAY_MS = String(DELAY);
   const receiver = await startReceiver({ bodyBytes: BODY });

@@ -54,7 +54,7 @@ import { forkChild, stopAll, stopChild, waitForMessage } from './lib/children.mj
 import { freePort } from './lib/ports.mjs';
 import { createBenchDatabase, dropBenchDatabase } from './lib/bench-db.mjs';
 import { kafkaAdmin } from './lib/kafka-admin.mjs';
-import { bootstrapTenant, startStreamgate } from './lib/streamgate.mjs';
+import { bootstrapTenant, clusterEnv, startStreamgate } from './lib/streamgate.mjs';
 import { makeBody, makeRequests, runLoad } from './lib/load.mjs';
 import { findPid, startCpuMeter, startThreadMeter } from './lib/cpu.mjs';
 import { measuredLoad } from './lib/measured-load.mjs';
@@ -136,18 +136,17 @@ async function main() {
     await writeFile(configFile(name), `${yaml}${process.env.BENCH_SG_YAML ?? ''}\n`);
   }
   const { STREAMGATE_GUARD_WORKER: _inherited, ...inherited } = process.env;
-  const env = (name, guard) => ({
-    ...inherited,
-    // `legacy`: the node starts the old guard's worker instead of its own (never inherited).
-    ...(guard === 'legacy' ? { STREAMGATE_GUARD_WORKER: LEGACY_GUARD_WORKER } : {}),
-    DATABASE_URL: db.url,
-    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    KAFKA_BROKERS: brokers.join(','),
-    LOG_LEVEL: 'warn',
-    STREAMGATE_KAFKA_TOPIC: topic,
-    STREAMGATE_KAFKA_GROUP: `sg-bench-${runId}`,
-    STREAMGATE_CONFIG: configFile(name),
-  });
+  const env = (name, guard) =>
+    clusterEnv({
+      databaseUrl: db.url,
+      brokers,
+      topic,
+      group: `sg-bench-${runId}`,
+      configFile: configFile(name),
+      base: inherited,
+      // `legacy`: the node starts the old guard's worker instead of its own (never inherited).
+      extra: guard === 'legacy' ? { STREAMGATE_GUARD_WORKER: LEGACY_GUARD_WORKER } : {},
+    });
   const creds = await bootstrapTenant(env('setup'));
 
   // ---- configuration, through the API of a management-only node ---------------

@@ -29,7 +29,7 @@ import { say } from './lib/say.mjs';
 import { freePort } from './lib/ports.mjs';
 import { createBenchDatabase, dropBenchDatabase } from './lib/bench-db.mjs';
 import { kafkaAdmin } from './lib/kafka-admin.mjs';
-import { bootstrapTenant, startStreamgate } from './lib/streamgate.mjs';
+import { bootstrapTenant, clusterEnv, startStreamgate } from './lib/streamgate.mjs';
 import { makeBody, makeRequests, runLoad } from './lib/load.mjs';
 import { startCpuMeter } from './lib/cpu.mjs';
 import { int, pct, table } from './lib/table.mjs';
@@ -99,16 +99,7 @@ async function main() {
   for (const [name, enabled] of [['on', !control], ['off', false], ['setup', false]]) {
     await writeFile(configFile(name), `redis:\n  keyPrefix: "sgbench-${runId}:"\nmetrics:\n  enabled: ${enabled}\n`);
   }
-  const env = (name) => ({
-    ...process.env,
-    DATABASE_URL: db.url,
-    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    KAFKA_BROKERS: brokers.join(','),
-    LOG_LEVEL: 'warn',
-    STREAMGATE_KAFKA_TOPIC: topic,
-    STREAMGATE_KAFKA_GROUP: `sg-bench-${runId}`,
-    STREAMGATE_CONFIG: configFile(name),
-  });
+  const env = (name) => clusterEnv({ databaseUrl: db.url, brokers, topic, group: `sg-bench-${runId}`, configFile: configFile(name) });
   const creds = await bootstrapTenant(env('setup'));
   const mgmt = await startStreamgate({ name: 'management', env: env('setup'), port: await freePort(), roles: ['management'], logFile: join(workDir, 'management.log') });
   const res = await fetch(`${mgmt.base}/v1/tenants/${creds.tenantPublicId}/queues/bench-api`, {

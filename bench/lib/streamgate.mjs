@@ -9,6 +9,25 @@ import { tapLogs } from './log-tap.mjs';
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const run = promisify(execFile);
 
+/**
+ * The environment of a bench node on the machine's cluster backends: its
+ * database, Kafka topic and consumer group, Redis, a config file, warn-level
+ * logs. `base` is the environment it starts from (process.env by default).
+ */
+export function clusterEnv({ databaseUrl, brokers, topic, group, configFile, base = process.env, extra = {} }) {
+  return {
+    ...base,
+    ...extra,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    KAFKA_BROKERS: brokers.join(','),
+    LOG_LEVEL: 'warn',
+    STREAMGATE_KAFKA_TOPIC: topic,
+    STREAMGATE_KAFKA_GROUP: group,
+    STREAMGATE_CONFIG: configFile,
+  };
+}
+
 /** `streamgate admin bootstrap --json`: a license, a workspace and its two keys. */
 export async function bootstrapTenant(env) {
   try {

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
+import type { Config } from '../../src/config/schema.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startNode, type RunningNode } from '../../src/node.js';
 import { connectDatabase } from '../../src/storage/db.js';
@@ -27,6 +28,20 @@ export async function startTestNode(t: Test, backends: Backends, extra: Record<s
   const node = await startNode(config, createLogger(config.log.level));
   t.teardown(() => node.stop());
   return node;
+}
+
+/**
+ * Starts a node that is expected to refuse its start: the error it failed
+ * with, or null when it started (then it is stopped at once).
+ */
+export async function startFailure(config: Config): Promise<Error | null> {
+  return startNode(config, createLogger('silent')).then(
+    async (node) => {
+      await node.stop();
+      return null;
+    },
+    (err: Error) => err,
+  );
 }
 
 export function clientFor(port: number, creds: BootstrapResult): ApiClient {

@@ -2,11 +2,9 @@ import t from 'tap';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { backendConfig, freshBackends, TEST_BACKEND } from '../helpers/backends.js';
-import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js';
+import { bootstrapDatabase, clientFor, startFailure, startTestNode } from '../helpers/nodes.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { loadConfig } from '../../src/config/load-config.js';
-import { startNode } from '../../src/node.js';
-import { createLogger } from '../../src/observability/logger.js';
 
 /**
  * The whole event path over the broker's SASL_SSL listener (config/infra:
@@ -61,13 +59,7 @@ if (TEST_BACKEND !== 'kafka') {
       const backends = await freshBackends(t);
       const config = loadConfig({}, { ...backendConfig(backends), ...secured(backends, { ...sasl }, caFile) });
       const started = Date.now();
-      const outcome = await startNode(config, createLogger('silent')).then(
-        async (node) => {
-          await node.stop();
-          return null;
-        },
-        (err: Error) => err,
-      );
+      const outcome = await startFailure(config);
       const waited = Date.now() - started;
       t.ok(outcome instanceof Error, 'the node did not start');
       t.equal(outcome?.name, 'KafkaUnavailableError');

@@ -3,13 +3,13 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backendConfig, backendEnv, freshBackends, REDIS_URL, TEST_BACKEND, TEST_PARTITIONS, type Backends } from '../helpers/backends.js';
-import { bootstrapDatabase, clientFor, freePort, startTestNode } from '../helpers/nodes.js';
+import { bootstrapDatabase, clientFor, freePort, startFailure, startTestNode } from '../helpers/nodes.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { startKafkaProxy } from '../helpers/kafka-proxy.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { listenNode, startNode, type ListeningNode } from '../../src/node.js';
+import { listenNode, type ListeningNode } from '../../src/node.js';
 import type { ReadinessReport } from '../../src/observability/readiness.js';
 
 /**
@@ -242,13 +242,7 @@ t.test('a misconfiguration still stops the start, with one line', async (t) => {
   missing.pathname = '/sg_no_such_database';
   const config = loadConfig({}, backendConfig(backends, { database: { url: missing.toString() } }));
   const started = Date.now();
-  const outcome = await startNode(config, createLogger('silent')).then(
-    async (node) => {
-      await node.stop();
-      return null;
-    },
-    (err: Error) => err,
-  );
+  const outcome = await startFailure(config);
   t.equal(outcome?.name, 'DependencyFailedError');
   t.match(outcome?.message, /^Postgres: database "sg_no_such_database" does not exist$/);
   t.ok(Date.now() - started < 15_000, 'at once, not after retries');

@@ -10,16 +10,22 @@
  * memory while it drains against a slow receiver (its memory must stay
  * bounded: the backlog is Kafka's to keep, not the process's).
  *
+ * One phase per receiver delay (--delays, default 0,50,200 ms: the receivers
+ * users compare), each from a fresh database and topic; a table of the phases
+ * closes the run: events/s, requests open at once at the receiver (flow
+ * control's ceiling at work, docs/flow-control.md) and peak RSS.
+ *
  * Options (argv or env): --events (BENCH_EVENTS, 200000), --keys (1000),
- * --delay (BENCH_RECEIVER_DELAY_MS, 0: receiver answers at once), --observe
- * (seconds to watch at most, 120), --body (bytes, 1024); BENCH_PROFILE=1
+ * --delays (BENCH_RECEIVER_DELAYS, "0,50,200"; --delay or
+ * BENCH_RECEIVER_DELAY_MS for one), --observe (seconds to watch each phase at
+ * most, 120), --body (bytes, 1024); BENCH_PROFILE=1
  * runs the delivery node under --cpu-prof (see bench/lib/profile-summary.mjs).
  * Results: console and bench/results-backlog.md (appended per run).
  */
 import { randomBytes } from 'node:crypto';
 import { appendFile, mkdtemp, writeFile } from 'node:fs/promises';
 import { readdirSync, readFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -38,11 +44,12 @@ const { encodeEvent } = await import(new URL('../dist/log/event-record.js', impo
 const say = (msg) => process.stderr.write(`[backlog] ${msg}\n`);
 const RESULTS = fileURLToPath(new URL('./results-backlog.md', import.meta.url));
 
-const { values } = parseArgs({ options: { events: { type: 'string' }, keys: { type: 'string' }, delay: { type: 'string' }, observe: { type: 'string' }, body: { type: 'string' } } });
+const { values } = parseArgs({ options: { events: { type: 'string' }, keys: { type: 'string' }, delay: { type: 'string' }, delays: { type: 'string' }, observe: { type: 'string' }, body: { type: 'string' } } });
 const opt = (name, env, def) => Number(values[name] ?? process.env[env] ?? def);
 const EVENTS = opt('events', 'BENCH_EVENTS', 200_000);
 const KEYS = opt('keys', 'BENCH_KEYS', 1000);
-const DELAY = opt('delay', 'BENCH_RECEIVER_DELAY_MS', 0);
+const ONE_DELAY = values.delay ?? process.env.BENCH_RECEIVER_DELAY_MS;
+const DELAYS = (ONE_DELAY !== undefined ? String(ONE_DELAY) : values.delays ?? process.env.BENCH_RECEIVER_DELAYS ?? '0,50,200').split(',').map(Number);
 const OBSERVE_S = opt('observe', 'BENCH_OBSERVE', 120);
 const BODY = opt('body', 'BENCH_BODY_BYTES', 1024);
 const PROFILE = process.env.BENCH_PROFILE === '1';
@@ -64,6 +71,28 @@ function rssMb(pid) {
 }
 
 async function main() {
+  const phases = [];
+  for (const delay of DELAYS) {
+    phases.push(await phase(delay));
+    // Each phase drops its database and topic: the next starts from empty ones. (Its
+    // children are stopped already; stopAll() would refuse any new child after it.)
+    for (const step of cleanups.splice(0).reverse()) await step().catch((err) => say(`cleanup: ${err.message}`));
+  }
+  const table = [
+    `### Summary ${new Date().toISOString()}: ${EVENTS} events, ${KEYS} keys, body ${BODY} B, load average before the run ${LOAD_BEFORE}`,
+    '',
+    '| receiver delay | delivered | events/s (first → last) | median of 0.5 s windows | most requests open at once (receiver) | peak RSS | streamgate CPU |',
+    '|---|---|---|---|---|---|---|',
+    ...phases.map((p) => `| ${p.delay} ms | ${p.delivered} of ${p.total}${p.delivered < p.total ? ' (observation ended)' : ''} | ${p.rate} | ${p.steady} | ${p.maxOpen} | ${p.peakRss} MB | ${p.cpu} % |`),
+    '',
+  ].join('\n');
+  process.stdout.write(`\n${table}\n`);
+  await appendFile(RESULTS, `${table}\n`);
+}
+
+const LOAD_BEFORE = loadavg().map((x) => x.toFixed(2)).join(' ');
+
+async function phase(DELAY) {
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const workDir = await mkdtemp(join(tmpdir(), 'sg-backlog-'));
   const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
@@ -148,6 +177,7 @@ async function main() {
     `- delivered ${stats.unique} of ${total} in ${last.t.toFixed(1)} s (${stats.duplicates} duplicates)${stats.unique < total ? ' — observation ended before the backlog drained' : ''}`,
     `- delivered events/s: ${spanS ? Math.round(stats.unique / spanS) : '–'} overall (first → last delivery), median of 0.5 s windows after the first quarter ${Math.round(median(steady))}`,
     `- first delivery ${first ? first.t.toFixed(1) : '–'} s after spawn`,
+    `- most requests open at once at the receiver (one origin): ${stats.maxOpen}`,
     `- RSS of the delivery process: max ${Math.max(...rss)} MB, median ${median(rss)} MB, at the end ${rss.at(-1)} MB`,
     `- CPU, % of one core: ${Object.entries(cpu).map(([k, v]) => `${k} ${v ?? '?'} %`).join(', ')}`,
     ...(PROFILE ? [`- profiled with --cpu-prof (slower than unprofiled): \`node bench/lib/profile-summary.mjs ${workDir}\``] : []),
@@ -157,6 +187,10 @@ async function main() {
   process.stdout.write(`\n${report}\n`);
   await appendFile(RESULTS, `${report}\n`);
   await stopChild(receiver.child);
+  return {
+    delay: DELAY, delivered: stats.unique, total, rate: spanS ? Math.round(stats.unique / spanS) : '–', steady: Math.round(median(steady)),
+    maxOpen: stats.maxOpen, peakRss: Math.max(...rss), cpu: cpu.streamgate ?? '?',
+  };
 }
 
 /** Pids of the Postgres backend processes serving database `name`. */

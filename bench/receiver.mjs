@@ -15,7 +15,8 @@ import http from 'node:http';
 // Expected body size: a delivered body of another size is not "the exact body".
 const EXPECTED_BYTES = Number(process.env.BENCH_BODY_BYTES ?? 0);
 // A slow receiver (bench/delivery-backlog.mjs): every answer waits this long.
-const DELAY_MS = Number(process.env.BENCH_RECEIVER_DELAY_MS ?? 0);
+// `{ type: 'delay', ms }` changes it, so one receiver (one target URL) serves every backlog drain of a run.
+let DELAY_MS = Number(process.env.BENCH_RECEIVER_DELAY_MS ?? 0);
 
 let stats;
 let seen;
@@ -31,6 +32,9 @@ function reset() {
     // performance.timeOrigin + now(): wall-clock ms with sub-ms precision, comparable across processes
     firstAt: null,
     lastAt: null,
+    // Requests open at once (arrived, not yet answered): flow control's ceiling, seen from the receiver.
+    open: 0,
+    maxOpen: 0,
   };
 }
 reset();
@@ -42,6 +46,11 @@ const server = http.createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(stats));
     return;
   }
+  const counted = stats;
+  counted.open++;
+  if (counted.open > counted.maxOpen) counted.maxOpen = counted.open;
+  // Counted on the stats object it started in, so a reset mid-request cannot go negative.
+  res.once('close', () => counted.open--);
   let size = 0;
   req.on('data', (chunk) => {
     size += chunk.length;
@@ -73,7 +82,10 @@ server.listen(0, '127.0.0.1', () => {
 
 process.on('message', (msg) => {
   if (msg?.type === 'stats') process.send({ type: 'stats', ...stats });
-  else if (msg?.type === 'reset') {
+  else if (msg?.type === 'delay') {
+    DELAY_MS = Number(msg.ms);
+    process.send({ type: 'delay' });
+  } else if (msg?.type === 'reset') {
     reset();
     process.send({ type: 'reset' });
   }

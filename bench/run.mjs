@@ -1,156 +1,99 @@
 /**
- * `npm run bench`: ingress throughput of streamgate against a bare
- * uWebSockets.js baseline, then delivery throughput, for one or both event-log
- * backends, in ONE run so that every ratio compares measurements taken minutes
- * apart on the same (noisy) machine rather than on different days.
+ * `npm run bench`: what users compare, in ONE run, so that every ratio
+ * compares measurements taken minutes apart on the same (noisy) machine:
  *
- *   baseline      autocannon ──► bare-server.mjs (202 at once), once per run
- *   per backend   (kafka: Kafka topic + Redis; embedded: LMDB log + in-process cache)
- *     ingress     autocannon ──► streamgate ──► event log (fresh topic / data dir, fresh DB)
- *     delivery    streamgate ──► receiver.mjs, timed until every event arrived
- *     replay      fresh `--roles delivery` node, new group, no ingress load
+ *   baseline      autocannon ──► bare-server.mjs (202 at once)
+ *   (a) ingress   autocannon ──► streamgate --roles ingress ──► Kafka       per thread count
+ *   (b) e2e       autocannon ──► streamgate (all roles) ──► Kafka ──► receiver   per thread count
+ *   (c) backlog   Kafka (N events already there) ──► streamgate --roles delivery ──► receiver
+ *                 answering after 0, 50, 200 ms
+ *   (d) every phase: streamgate CPU µs per event (/proc/<pid>/stat) and peak RSS
  *
- * Options: see lib/options.mjs (argv or BENCH_* env; --backend kafka|embedded|both).
- * Results: console and bench/results.md. Children are killed, databases
- * dropped, topics deleted and data folders removed on every exit path (lib/cleanup.mjs).
+ * Thread counts (`--threads 1,2`, default 1 and the cores this process may
+ * use) are passed to `streamgate start --threads N`; a build without that
+ * flag shows those phases as skipped. Options: lib/options.mjs (argv or
+ * BENCH_*; BENCH_QUICK=1 for a smoke run). Results: console,
+ * bench/results.md and the chart bench/results.svg. Children are killed,
+ * the database dropped and topics deleted on every exit path (lib/cleanup.mjs).
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readOptions } from './lib/options.mjs';
-import { cleanupStarted, onCleanup, runWithCleanup } from './lib/cleanup.mjs';
-import { snapshot, stopChild, stopStartedSince } from './lib/children.mjs';
-import { createBenchDatabase, dropBenchDatabase } from './lib/bench-db.mjs';
-import { bootstrapTenant } from './lib/streamgate.mjs';
-import { startReceiver } from './lib/receiver-client.mjs';
-import { makeBody, makeRequests, runLoad } from './lib/load.mjs';
-import { backendObservations, baselineObservations } from './lib/findings.mjs';
-import { renderReport, writeReport } from './lib/report.mjs';
+import { runWithCleanup } from './lib/cleanup.mjs';
+import { stopChild } from './lib/children.mjs';
+import { prepareBench } from './lib/bench-context.mjs';
+import { baselineObservations, phaseObservations } from './lib/findings.mjs';
+import { renderChart, renderReport, writeReport } from './lib/report.mjs';
 import { say } from './lib/say.mjs';
-import { kafkaBackend } from './backends/kafka.mjs';
-import { embeddedBackend } from './backends/embedded.mjs';
 import { baselinePhase } from './phases/baseline.mjs';
-import { ingressPhase } from './phases/ingress.mjs';
-import { replayPhase } from './phases/replay.mjs';
+import { ingressOnlyPhase } from './phases/ingress-only.mjs';
+import { endToEndPhase } from './phases/end-to-end.mjs';
+import { backlogPhases } from './phases/backlog.mjs';
 
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));
-const QUEUE = 'bench';
-const BACKENDS = { kafka: kafkaBackend, embedded: embeddedBackend };
+const CHART = fileURLToPath(new URL('./results.svg', import.meta.url));
 
 async function main() {
   const options = readOptions();
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const workDir = await mkdtemp(join(tmpdir(), 'sg-bench-'));
-  say(`run ${runId}; backends ${options.backends.join(', ')}; logs in ${workDir}`);
+  say(`run ${runId}; phases ${options.phases.join(', ')}; threads ${options.threads.join(', ')}${options.quick ? '; QUICK' : ''}; logs in ${workDir}`);
+  const ctx = await prepareBench({ runId, workDir, options });
+  const has = (phase) => options.phases.includes(phase);
 
-  // Every backend is set up before anything is measured: its own database,
-  // log (topic or data folder), groups and cache, and a bootstrapped tenant.
-  const backends = [];
-  for (const name of options.backends) backends.push(await prepareBackend(name, { runId, workDir, options }));
+  const baseline = has('baseline') ? await baselinePhase({ options, load: ctx.load }) : null;
+  const guarded = async (label, threads, run) => {
+    try {
+      return await run();
+    } catch (err) {
+      say(`${label}: FAILED: ${err.stack ?? err}`);
+      return { label, threads, error: err.message };
+    }
+  };
+  const ingress = [];
+  if (has('ingress')) for (const n of options.threads) ingress.push(await guarded(`ingress-t${n}`, n, () => ingressOnlyPhase(ctx, n)));
+  const e2e = [];
+  if (has('end-to-end')) for (const n of options.threads) e2e.push(await guarded(`e2e-t${n}`, n, () => endToEndPhase(ctx, n)));
+  // The backlog drains run at the largest thread count this build accepts.
+  const backlogThreads = Math.max(1, ...[...ingress, ...e2e].filter((x) => !x.skipped && !x.error).map((x) => x.threads));
+  const backlog = has('backlog') ? await guarded('backlog', backlogThreads, () => backlogPhases(ctx, backlogThreads)) : [];
+  await stopChild(ctx.receiver.child);
 
-  // Same path shape, key header, partition keys and body as streamgate gets
-  // (the first backend's tenant), so the only difference is the server behind the port.
-  const baseline = await baselinePhase({ options, load: loader(backends[0].requests, options) });
-
-  const measured = [];
-  for (const backend of backends) measured.push(await measureBackend(backend, { options, workDir, baseline }));
-
-  const text = renderReport({
+  const results = { ingress, e2e, backlog: Array.isArray(backlog) ? backlog : [backlog] };
+  for (const x of [...results.ingress, ...results.e2e, ...results.backlog]) x.observations = phaseObservations(x, options);
+  const report = {
     date: new Date().toISOString(),
     node: process.version,
     platform: `${process.platform}/${process.arch}`,
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model ?? '?',
+    build: buildLabel(),
     options,
     baseline,
-    notes: baselineObservations({ options, baseline }),
-    backends: measured,
-  });
+    notes: baseline ? baselineObservations({ options, baseline }) : [],
+    ...results,
+  };
+  const text = renderReport(report);
   process.stdout.write(`\n${text}`);
   await writeReport(RESULTS, text);
-  say(`written ${RESULTS}`);
-  const failed = measured.filter((b) => b.error).map((b) => b.name);
-  if (failed.length) throw new Error(`backend(s) failed: ${failed.join(', ')} (see the report)`);
+  await writeFile(CHART, renderChart(report));
+  say(`written ${RESULTS} and ${CHART}`);
+  const failed = [...results.ingress, ...results.e2e, ...results.backlog].filter((x) => x.error).map((x) => x.label);
+  if (failed.length) throw new Error(`phase(s) failed: ${failed.join(', ')} (see the report)`);
 }
 
-/** Backend-specific env on top of the common one, a fresh database, a tenant and its requests. */
-async function prepareBackend(name, { runId, workDir, options }) {
-  const backend = BACKENDS[name]({ runId, workDir });
-  const db = await createBenchDatabase(`${runId}_${name}`);
-  onCleanup(() => dropBenchDatabase(db.name));
-  const configFile = join(workDir, `streamgate-${name}.yaml`);
-  await writeFile(configFile, backend.configYaml);
-  backend.env = {
-    ...process.env,
-    DATABASE_URL: db.url,
-    STREAMGATE_ALLOW_NETWORKS: '127.0.0.0/8',
-    LOG_LEVEL: 'warn',
-    STREAMGATE_CONFIG: configFile,
-    ...backend.env,
-  };
-  backend.creds = await bootstrapTenant(backend.env);
-  backend.requests = makeRequests({
-    path: `/events/${encodeURIComponent(backend.creds.tenantPublicId)}/${QUEUE}`,
-    headers: { 'content-type': 'application/json', 'x-api-key': backend.creds.ingressKey },
-    body: makeBody(options.bodyBytes),
-    keys: options.keys,
-  });
-  return backend;
-}
-
-const loader = (requests, options) => (port, duration) =>
-  runLoad({ url: `http://127.0.0.1:${port}`, requests, duration, connections: options.connections, pipelining: options.pipelining });
-
-/**
- * Ingress + delivery, then the delivery-only replay, on one backend. A failure
- * is reported in that backend's row (its children stopped) so the other
- * backend's figures still make it into the report.
- */
-async function measureBackend(backend, { options, workDir, baseline }) {
-  const { name, title, logLabel } = backend;
-  const started = snapshot();
+/** The commit the measured dist/ was built from (npm run bench builds first). */
+function buildLabel() {
   try {
-    const receiver = await startReceiver({ bodyBytes: options.bodyBytes });
-    const ingress = await ingressPhase({ backend, options, load: loader(backend.requests, options), receiver, workDir });
-    const replay = await replayPhase({ backend, options, receiver, workDir, total: ingress.total });
-    await stopChild(receiver.child);
-    // Both nodes have stopped: what each group committed is final.
-    const uncommitted = {};
-    for (const [who, group] of [['first node', backend.groups.first], ['delivery-only node', backend.groups.replay]]) {
-      uncommitted[`${who} (group ${group})`] = await backend.uncommitted(group).catch(() => null);
-    }
-    const r = {
-      name,
-      title,
-      logLabel,
-      streamgate: ingress.streamgate,
-      ratio: baseline.acceptedPerS > 0 ? ingress.streamgate.acceptedPerS / baseline.acceptedPerS : 0,
-      expected: ingress.expected,
-      delivery: ingress.delivery,
-      deliveryOnly: replay.deliveryOnly,
-    };
-    r.notes = [
-      ...ingress.notes,
-      ...(await backend.notes()),
-      ...backendObservations({
-        ...r,
-        options,
-        shutdown: ingress.shutdown,
-        replayShutdown: replay.shutdown,
-        uncommitted,
-        logs: [ingress.logs, replay.logs],
-        readyMs: [ingress.readyMs, replay.readyMs],
-      }),
-    ];
-    return r;
-  } catch (err) {
-    // Interrupted (Ctrl-C): no report from a half-torn-down run.
-    if (cleanupStarted()) throw err;
-    say(`${name}: FAILED: ${err.stack ?? err}`);
-    await stopStartedSince(started);
-    return { name, title, error: err.message, notes: [`logs in ${workDir}`] };
+    const rev = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { encoding: 'utf8' }).trim() ? ' + uncommitted src/ changes' : '';
+    return `build of ${rev}${dirty}`;
+  } catch {
+    return 'build of an unknown commit';
   }
 }
 

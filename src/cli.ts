@@ -18,15 +18,20 @@ import { KeyRepo } from './storage/key-repo.js';
 import { RedisCacheStore } from './cache/redis-cache-store.js';
 import { InvalidationBus } from './cache/invalidation-bus.js';
 import { MEMBER_ROLES, MembershipRepo, type MemberRole } from './storage/membership-repo.js';
+import { ConsoleSessionRepo } from './storage/console-session-repo.js';
+import { createLinkToken, linkUrl } from './auth/console-sessions.js';
+import { planThreads } from './threads/thread-count.js';
+import { listenThreadedNode, type ThreadedNode } from './threads/threaded-node.js';
 
 const USAGE = `usage:
-  streamgate start [--roles ingress,delivery,management]
+  streamgate start [--roles ingress,delivery,management] [--threads N]
   streamgate deploy FILE
   streamgate migrate
   streamgate admin bootstrap --email EMAIL [--json]
   streamgate admin keys [--json]
   streamgate admin revoke KEY_ID
-  streamgate admin grant --tenant ten_... --subject SUB --role Owner|Admin|Member`;
+  streamgate admin grant --tenant ten_... --subject SUB --role Owner|Admin|Member
+  streamgate admin console-link --tenant ten_... --role Owner|Admin|Member`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -42,6 +47,7 @@ async function main(argv: string[]): Promise<number> {
       if (rest[0] === 'keys') return runListKeys(rest.slice(1));
       if (rest[0] === 'revoke') return runRevoke(rest.slice(1));
       if (rest[0] === 'grant') return runGrant(rest.slice(1));
+      if (rest[0] === 'console-link') return runConsoleLink(rest.slice(1));
       break;
   }
   process.stderr.write(`${USAGE}\n`);
@@ -49,8 +55,9 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function start(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { roles: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({ args, options: { roles: { type: 'string' }, threads: { type: 'string' } }, strict: true });
   const overrides: Record<string, unknown> = {};
+  if (values.threads !== undefined) overrides.server = { threads: threadsFlag(values.threads) };
   if (values.roles) {
     const roles = values.roles.split(',').map((r) => r.trim()).filter(Boolean);
     const bad = roles.filter((r) => !ROLES.includes(r as Role));
@@ -98,7 +105,10 @@ async function start(args: string[]): Promise<number> {
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
   // The port opens first: /livez and /readyz answer while the roles wait for their backends.
-  node = await listenNode(config, log);
+  const plan = planThreads(config);
+  // Asked for by number: a warning; the default (0, every core) on the embedded backends: a note.
+  if (plan.singleBecause) log[config.server.threads > 1 ? 'warn' : 'info']({ threads: config.server.threads, reason: plan.singleBecause }, 'running on one thread');
+  node = plan.threads > 1 ? await listenThreadedNode(config, plan.threads, log) : await listenNode(config, log);
   if (signals > 0) void drainNode();
   let running: RunningNode;
   try {
@@ -107,16 +117,28 @@ async function start(args: string[]): Promise<number> {
     // Stopped while still waiting for a dependency: a normal stop, not a failed start.
     if (signals > 0) {
       await stopped;
+      await exitThreads(node);
       return exitCode ?? 0;
     }
     throw err;
   }
   // Printed, not logged: the first-run keys must not end up in log storage.
-  if (running.firstRun) process.stdout.write(firstRunMessage(running.firstRun, running.port));
+  if (running.firstRun) process.stdout.write(firstRunMessage(running.firstRun, running.port, config.console.publicUrl));
   // On stderr: stdout carries only the JSON log lines, which log shippers parse.
   else process.stderr.write(`streamgate: serving on port ${running.port}. Keys are shown once at creation; list them with \`streamgate admin keys\`.\n`);
   await stopped;
+  await exitThreads(node);
   return exitCode ?? 0;
+}
+
+/** A threaded node's other threads end before the process does (after a finished drain they are gone already). */
+async function exitThreads(node: ListeningNode | null): Promise<void> {
+  await (node as Partial<ThreadedNode> | null)?.exitThreads?.();
+}
+
+/** `--threads N`: a whole number, 0 for the cores the process may use (validation names the bounds). */
+function threadsFlag(value: string): number | string {
+  return /^\d+$/.test(value.trim()) ? Number(value.trim()) : value;
 }
 
 async function runDeploy(args: string[]): Promise<number> {
@@ -245,6 +267,31 @@ async function runGrant(args: string[]): Promise<number> {
     }
     await new MembershipRepo(sql).grant(workspace.id, values.subject!, values.role as MemberRole);
     process.stdout.write(`${values.subject} is ${values.role} of ${values.tenant}\n`);
+    return 0;
+  });
+}
+
+/**
+ * `streamgate admin console-link`: prints a console sign-in URL for a role on
+ * a workspace (operators, tests): single use, valid 10 minutes, only its hash
+ * stored. The URL starts with console.publicUrl, else this machine's port.
+ */
+async function runConsoleLink(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, role: { type: 'string' } }, strict: true });
+  if (!values.tenant || !MEMBER_ROLES.includes(values.role as MemberRole)) {
+    process.stderr.write(`admin console-link needs --tenant and --role (${MEMBER_ROLES.join(', ')})\n`);
+    return 2;
+  }
+  const config = loadConfig();
+  return withDatabase(async (sql) => {
+    const workspace = await new TopologyRepo(sql).workspaceByPublicId(values.tenant!);
+    if (!workspace) {
+      process.stderr.write(`no workspace ${values.tenant}\n`);
+      return 1;
+    }
+    const link = await createLinkToken(new ConsoleSessionRepo(sql), workspace.id, values.role as MemberRole);
+    process.stdout.write(`${linkUrl(config.console.publicUrl || `http://127.0.0.1:${config.server.port}`, link.token)}\n`);
+    process.stderr.write(`One sign-in as ${values.role} of ${values.tenant}, until ${link.expiresAt.toISOString()}.\n`);
     return 0;
   });
 }

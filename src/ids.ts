@@ -7,7 +7,7 @@ import { randomFillSync } from 'node:crypto';
  * drawn from a pool refilled in bulk, because ingress mints one id per event.
  */
 export type IdPrefix =
-  | 'lic' | 'ten' | 'cat' | 'pkg' | 'int' | 'act' | 'evt' | 'que' | 'tgt' | 'key' | 'sub' | 'run' | 'att' | 'sig';
+  | 'lic' | 'ten' | 'cat' | 'pkg' | 'int' | 'act' | 'evt' | 'que' | 'tgt' | 'key' | 'sub' | 'run' | 'att' | 'sig' | 'rdj';
 
 const POOL_SIZE = 16 * 512;
 const pool = Buffer.allocUnsafe(POOL_SIZE);

@@ -33,7 +33,7 @@ import { RequestObserver } from './observability/request-observer.js';
 import { withDeadline } from './storage/db-deadline.js';
 import { drainNode } from './lifecycle/node-drain.js';
 import { MetricSources } from './observability/metric-sources.js';
-import { startMetrics } from './observability/node-metrics.js';
+import { startMetrics, type ProcessMetrics } from './observability/node-metrics.js';
 
 /** The configured networks, plus loopback on a single machine when allowed. */
 function allowedNetworks(config: Readonly<Config>, embeddedLog: boolean): string[] {
@@ -81,6 +81,12 @@ export interface ListeningNode {
 /** What a caller may add to a node beyond its configuration (tests inject a span exporter). */
 export interface NodeOptions {
   tracing?: TracingOptions;
+  /** Opens the HTTP port (default listenPublic); a threaded node's threads share one (src/threads/). */
+  listen?: (app: uWS.TemplatedApp, server: Readonly<Config['server']>, log: Logger) => Promise<PublicListener>;
+  /** What GET /metrics reads: a threaded node answers for every thread (src/threads/thread-metrics.ts). */
+  processMetrics?: ProcessMetrics;
+  /** Runs after in-flight work finished, before the port and backends close (a threaded node's other threads finish first). */
+  beforeRelease?: () => Promise<void>;
 }
 
 const ROLE_STARTERS: Record<Role, (ctx: NodeContext) => Promise<RoleHandle>> = {
@@ -144,7 +150,7 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
 
   let listener: PublicListener;
   try {
-    listener = await listenPublic(app, config.server, log);
+    listener = await (options.listen ?? listenPublic)(app, config.server, log);
   } catch (err) {
     await closeAll();
     throw err;
@@ -216,7 +222,7 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
       ctx.routes.invalidate();
     });
     subscribeLogging(log);
-    const metrics = await startMetrics(ctx);
+    const metrics = await startMetrics(ctx, options.processMetrics);
     if (metrics) closers.push(() => metrics.stop());
     if (config.roles.includes('delivery')) {
       // Distributed-traffic counters (GET /waas/.../metrics/series) come from this node's deliveries.
@@ -263,10 +269,14 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
           stopListening();
         },
         finish: async (deadline) => {
+          // First the connections: once none is open no request can arrive
+          // after ingress has finished its last append.
+          await listener.drainConnections(deadline);
           await started.catch(() => {});
           for (const handle of handles) await handle.drain(deadline);
         },
         release: async () => {
+          await options.beforeRelease?.().catch((err: unknown) => log.warn({ err }, 'error while stopping the other threads'));
           await closeAll();
           log.info('streamgate stopped');
         },

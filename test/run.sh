@@ -5,7 +5,8 @@
 #
 # Without arguments it runs the backend matrix:
 #   1. kafka:    test/unit, test/adapters (adapter internals), test/cluster
-#                (several nodes), test/integration against Kafka + Redis
+#                (several nodes), test/integration against Kafka + Redis,
+#                test/e2e (the console in headless Chromium)
 #   2. embedded: test/integration again, against the embedded log and the
 #                in-process cache
 # With arguments they go to tap as they are, against STREAMGATE_TEST_BACKEND
@@ -27,6 +28,14 @@ if ! command -v openssl >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; t
   echo "[test] installing openssl (apt-get)"
   (export DEBIAN_FRONTEND=noninteractive; apt-get install -y -q --no-install-recommends openssl || { apt-get update -q && apt-get install -y -q --no-install-recommends openssl; }) >/dev/null
 fi
+# The console's browser tests (test/e2e) drive Debian's Chromium headless; no
+# browser download is possible, so install the distribution's package. Best
+# effort: without it those tests fail with a message that says so.
+if [[ ! -x /usr/bin/chromium ]] && command -v apt-get >/dev/null 2>&1; then
+  echo "[test] installing chromium (apt-get) for test/e2e"
+  (export DEBIAN_FRONTEND=noninteractive; apt-get install -y -q --no-install-recommends chromium || { apt-get update -q && apt-get install -y -q --no-install-recommends chromium; }) >/dev/null 2>&1 \
+    || echo "[test] could not install chromium: test/e2e will fail (install Debian's chromium package, or set STREAMGATE_CHROMIUM)"
+fi
 echo "[test] building"
 npm run --silent build
 # tap runs the .ts tests without checking types: check them here, strictly, as src is.
@@ -41,6 +50,8 @@ fi
 status=$typecheck
 dirs=(test/unit test/adapters test/integration)
 [[ -n "$(find test/cluster -name '*.test.ts' 2>/dev/null)" ]] && dirs+=(test/cluster)
+# The console in a real browser (Chromium): one browser per file.
+[[ -n "$(find test/e2e -name '*.test.ts' 2>/dev/null)" ]] && dirs+=(test/e2e)
 echo "[test] backend: kafka (Kafka + Redis + PostgreSQL)"
 STREAMGATE_TEST_BACKEND=kafka npx tap "${dirs[@]}" || status=1
 echo "[test] backend: embedded (embedded log + in-process cache + PostgreSQL)"

@@ -8,12 +8,23 @@ import { readdirSync, readFileSync } from 'node:fs';
  */
 const TICKS_PER_S = 100; // USER_HZ; 100 on every mainstream Linux
 
-function cpuSeconds(pid) {
+/** CPU seconds (user + system, all threads) a process used so far, or null if it is gone. */
+export function cpuSeconds(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the ")" of the command name; utime and stime are fields 14 and 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
+  } catch {
+    return null;
+  }
+}
+
+/** Peak resident set size of a process so far (VmHWM), in MB, or null if it is gone. */
+export function peakRssMb(pid) {
+  try {
+    const kb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+    return Math.round(kb / 1024);
   } catch {
     return null;
   }

@@ -52,61 +52,38 @@ export function baselineObservations({ options, baseline }) {
   return notes;
 }
 
-/** One backend's run: acknowledged vs logged vs delivered, CPU, shutdown, commits, logs. */
-export function backendObservations(r) {
-  const { options, logLabel, streamgate, expected, delivery, deliveryOnly } = r;
-  const notes = loadProblems('streamgate', streamgate);
-  const Log = logLabel[0].toUpperCase() + logLabel.slice(1);
-  if (expected < streamgate.accepted) {
-    notes.push(`**${Log} holds ${expected} records for the measured load but streamgate answered 2xx ${streamgate.accepted} times: acknowledged events are missing from the log**`);
-  } else if (expected > streamgate.accepted) {
-    const extra = expected - streamgate.accepted;
-    const inFlight = options.connections * options.pipelining;
+/** What looks wrong in one phase (errors, lost or duplicate events, a slow stop, warnings in its log), in words. */
+export function phaseObservations(r, options) {
+  if (r.skipped) return [`${r.label}: skipped: ${r.skipped}`];
+  const notes = r.load ? loadProblems(r.label, r.load) : [];
+  if (r.kind === 'e2e') {
+    const d = r.delivery;
+    if (d.expected < r.load.accepted) {
+      notes.push(`**${r.label}: the topic holds ${d.expected} records for the measured load but streamgate answered 2xx ${r.load.accepted} times: acknowledged events are missing**`);
+    } else if (d.expected - r.load.accepted > options.connections * options.pipelining) {
+      notes.push(`**${r.label}: the topic holds ${d.expected - r.load.accepted} more records than 2xx responses, more than can be in flight: events were logged but their 202 never reached the client**`);
+    }
+    if (!d.complete) notes.push(`**${r.label}: only ${d.unique} of ${d.expected} events arrived before the drain timeout**`);
+    if (d.duplicates) notes.push(`${r.label}: ${d.duplicates} duplicate deliveries (same x-service-event-id twice)`);
+    if (d.wrongSize || d.missingId) notes.push(`**${r.label}: ${d.wrongSize} bodies of the wrong size, ${d.missingId} deliveries without x-service-event-id**`);
+  }
+  if (r.kind === 'backlog') {
+    if (!r.complete) notes.push(`${r.label}: ${r.delivered} of ${r.total} delivered when the observation ended (${options.backlogObserve} s); the rate is over what was delivered`);
+    if (r.duplicates) notes.push(`${r.label}: ${r.duplicates} duplicate deliveries`);
+  }
+  for (const n of r.notes ?? []) notes.push(`${r.label}: ${n}`);
+  const s = r.shutdown;
+  // streamgate drains on SIGTERM and returns 0; any other code means something else ended the process.
+  if (s && (s.killed || s.code !== 0)) {
+    notes.push(`**${r.label}: SIGTERM → ${s.killed ? 'not stopped within the grace period, killed' : `exited ${s.signal ?? s.code}`} after ${s.ms} ms (a drained stop exits 0)**`);
+  }
+  const problems = r.problems ?? [];
+  if (problems.length) {
+    const total = problems.reduce((n, p) => n + p.count, 0);
     notes.push(
-      extra <= inFlight
-        ? `${Log} holds ${extra} more records than 2xx responses counted: requests in flight when autocannon stopped (≤ connections × pipelining is expected).`
-        : `**${Log} holds ${extra} more records than 2xx responses counted, more than the ${inFlight} requests that can be in flight: events were written to the log but their 202 never reached the client**`,
+      `**${r.label}: ${total} warn/error lines in ${r.logFile}**, most frequent:`,
+      ...problems.slice(0, 3).map((p) => `  ${p.count}× \`${p.key}\` — e.g. \`${p.example.slice(0, 240)}\``),
     );
   }
-  for (const [name, d] of [['delivery', delivery], ['delivery-only', deliveryOnly]]) {
-    if (!d.complete) notes.push(`**${name}: only ${d.unique} of ${d.expected} events arrived before the drain timeout**`);
-    if (d.duplicates) notes.push(`${name}: ${d.duplicates} duplicate deliveries (same x-service-event-id twice)`);
-    if (d.wrongSize) notes.push(`**${name}: ${d.wrongSize} deliveries with a body of the wrong size**`);
-    if (d.missingId) notes.push(`**${name}: ${d.missingId} deliveries without x-service-event-id**`);
-  }
-  if (delivery.complete && delivery.tailS !== null && delivery.tailS < 0.5) {
-    notes.push('Delivery kept pace with ingress (no backlog at the end of the load), so "during + after" is bounded by the ingress rate; the delivery-only row is the delivery capacity.');
-  }
-  notes.push(`CPU during streamgate load: ${cpuText(streamgate.cpu)}`);
-  // Over a drain of a few ms the percentages are noise: only show a real backlog drain.
-  if (delivery.tailS !== null && delivery.tailS >= 1) notes.push(`CPU while delivery drained the backlog after the load: ${cpuText(delivery.cpu)}`);
-  notes.push(`CPU during delivery-only replay: ${cpuText(deliveryOnly.cpu)}`);
-  notes.push(`streamgate ready ${r.readyMs[0]} ms after spawn (delivery-only node: ${r.readyMs[1]} ms)`);
-  for (const [name, s] of [['streamgate', r.shutdown], ['delivery-only node', r.replayShutdown]]) {
-    // streamgate drains on SIGTERM and returns 0; any other code means something else ended the process.
-    const clean = !s.killed && s.code === 0;
-    const how = s.killed ? 'did NOT stop within the grace period and was killed' : `exited ${s.signal ?? s.code}`;
-    notes.push(clean ? `${name} SIGTERM → exit took ${s.ms} ms, ${how}` : `**${name} SIGTERM → exit took ${s.ms} ms, ${how} (a drained stop exits 0)**`);
-  }
-  // r.uncommitted: { 'first node (group g)': n | null, ... }, read after both nodes stopped
-  for (const [who, n] of Object.entries(r.uncommitted)) {
-    if (n === null) notes.push(`${who}: committed offsets could not be read`);
-    else if (n > 0) notes.push(`**${who}: ${n} records of ${logLabel} not committed when it stopped on SIGTERM: a restart of that group would deliver them again**`);
-    else notes.push(`${who}: every record committed when it stopped on SIGTERM`);
-  }
-  for (const log of r.logs) notes.push(...logProblems(log));
   return notes;
-}
-
-function logProblems(log) {
-  const problems = log.problems();
-  const plain = log.plain();
-  const out = plain.length ? [`${log.file}: ${plain.length} plain-text (non-JSON) stdout line(s) among the JSON logs, e.g. \`${plain[0].slice(0, 160)}\``] : [];
-  if (problems.length === 0) return [...out, `no warnings or errors in ${log.file}`];
-  const total = problems.reduce((n, p) => n + p.count, 0);
-  return [
-    ...out,
-    `**${total} warn/error lines in ${log.file}**, most frequent:`,
-    ...problems.slice(0, 5).map((p) => `  ${p.count}× \`${p.key}\` — e.g. \`${p.example.slice(0, 300)}\``),
-  ];
 }

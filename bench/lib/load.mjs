@@ -28,13 +28,14 @@ export function makeRequests({ path, headers, body, keys }) {
  * so fast error answers cannot flatter either figure. Non-2xx, socket errors
  * and timeouts are returned alongside and always printed.
  */
-export async function runLoad({ url, requests, connections, pipelining, duration }) {
+export async function runLoad({ url, requests, connections, pipelining, duration, rate = 0, onTick }) {
   let client = 0;
-  const result = await autocannon({
+  const run = autocannon({
     url,
     connections,
     pipelining,
     duration,
+    ...(rate > 0 ? { overallRate: rate } : {}),
     excludeErrorStats: true,
     // Each connection cycles through its own share of the keys (connection c
     // gets keys c, c+N, c+2N, ...). Without this all connections would walk
@@ -56,6 +57,9 @@ export async function runLoad({ url, requests, connections, pipelining, duration
     headers: requests[0].headers,
     body: requests[0].body,
   });
+  // Once a second: responses completed in that second (2xx or not), for the chart.
+  if (onTick) run.on('tick', ({ counter }) => onTick(counter));
+  const result = await run;
   const accepted = result['2xx'];
   return {
     durationS: result.duration,

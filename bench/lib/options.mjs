@@ -1,51 +1,78 @@
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 
 /**
  * Bench settings from argv (`npm run bench -- --duration 5`) or the
- * environment (`BENCH_DURATION=5 npm run bench`); argv wins. Defaults keep a
- * whole run (baseline + both backends) under about two minutes on the 2-core dev box.
+ * environment (`BENCH_DURATION=5 npm run bench`); argv wins. BENCH_QUICK=1
+ * (or --quick) changes the defaults to a smoke run: a few seconds per phase
+ * and a 20k backlog, to check the bench works, not to quote its figures.
  */
 const SPEC = {
-  // seconds of measured load per phase (baseline and each streamgate backend alike)
-  duration: { env: 'BENCH_DURATION', def: 10, min: 1 },
+  // seconds of measured load per load phase (baseline, ingress-only, end-to-end)
+  duration: { env: 'BENCH_DURATION', def: 10, quick: 3, min: 1 },
   connections: { env: 'BENCH_CONNECTIONS', def: 50, min: 1 },
   // >1 stalls streamgate: uWS cannot answer pipelined requests asynchronously (see lib/findings.mjs)
   pipelining: { env: 'BENCH_PIPELINING', def: 1, min: 1 },
+  // requests/s in total (autocannon overallRate); 0 = as fast as answers come. A fixed rate makes CPU per
+  // event comparable between builds on a busy box: fixed per-second costs are spread over the same count
+  rate: { env: 'BENCH_RATE', def: 0, min: 0 },
   // event body size in bytes (a JSON document padded to exactly this size)
   bodyBytes: { env: 'BENCH_BODY_BYTES', def: 1024, min: 16 },
   // distinct X-Service-Partition-Key values, so partitions and delivery lanes are all used
   keys: { env: 'BENCH_KEYS', def: 1000, min: 1 },
   // unmeasured load before each measured phase: JIT, caches, producer metadata, pooled sockets
-  warmup: { env: 'BENCH_WARMUP', def: 2, min: 0 },
+  warmup: { env: 'BENCH_WARMUP', def: 2, quick: 1, min: 0 },
   // how long to wait for delivery to catch up before giving up (seconds, per wait)
-  drainTimeout: { env: 'BENCH_DRAIN_TIMEOUT', def: 60, min: 1 },
+  drainTimeout: { env: 'BENCH_DRAIN_TIMEOUT', def: 60, quick: 20, min: 1 },
+  // events appended to the topic before each backlog drain
+  backlogEvents: { env: 'BENCH_BACKLOG_EVENTS', def: 200_000, quick: 20_000, min: 1 },
+  // seconds a backlog drain is watched at most (a 200 ms receiver may not finish)
+  backlogObserve: { env: 'BENCH_BACKLOG_OBSERVE', def: 90, quick: 10, min: 1 },
 };
 
-/** Which event log(s) streamgate runs on; `both` measures them one after the other in one run. */
-const BACKEND = { env: 'BENCH_BACKEND', def: 'both', choices: { kafka: ['kafka'], embedded: ['embedded'], both: ['kafka', 'embedded'] } };
+/** Comma-separated lists: node thread counts and receiver latencies. */
+const LISTS = {
+  // `streamgate start --threads N` for the ingress-only and end-to-end phases
+  threads: { env: 'BENCH_THREADS', def: () => [...new Set([1, availableParallelism()])], min: 1 },
+  // receiver answer delay of each backlog drain, ms
+  receiverDelays: { env: 'BENCH_RECEIVER_DELAYS', def: () => [0, 50, 200], min: 0 },
+};
+
+/** Phases that can be left out (`--skip backlog,baseline`), for a run that digs into one. */
+const PHASES = ['baseline', 'ingress', 'end-to-end', 'backlog'];
 
 export function readOptions(argv = process.argv.slice(2), env = process.env) {
   const { values } = parseArgs({
     args: argv,
-    options: Object.fromEntries([...Object.keys(SPEC), 'backend'].map((name) => [name, { type: 'string' }])),
+    options: Object.fromEntries([
+      ...[...Object.keys(SPEC), ...Object.keys(LISTS), 'skip', 'profile'].map((name) => [name, { type: 'string' }]),
+      ['quick', { type: 'boolean' }],
+    ]),
     strict: true,
   });
-  const out = {};
-  for (const [name, { env: envName, def, min }] of Object.entries(SPEC)) {
+  const quick = values.quick ?? env.BENCH_QUICK === '1';
+  const out = { quick };
+  for (const [name, { env: envName, def, quick: quickDef, min }] of Object.entries(SPEC)) {
     const raw = values[name] ?? env[envName];
-    const value = raw === undefined || raw === '' ? def : Number(raw);
+    const value = raw === undefined || raw === '' ? (quick && quickDef !== undefined ? quickDef : def) : Number(raw);
     if (!Number.isInteger(value) || value < min) {
       throw new Error(`--${name} / ${envName} must be an integer >= ${min} (got ${JSON.stringify(raw)})`);
     }
     out[name] = value;
   }
-  const raw = values.backend ?? env[BACKEND.env];
-  const backend = raw === undefined || raw === '' ? BACKEND.def : raw;
-  if (!Object.hasOwn(BACKEND.choices, backend)) {
-    throw new Error(`--backend / ${BACKEND.env} must be one of ${Object.keys(BACKEND.choices).join('|')} (got ${JSON.stringify(raw)})`);
+  for (const [name, { env: envName, def, min }] of Object.entries(LISTS)) {
+    const raw = values[name] ?? env[envName];
+    const list = raw === undefined || raw === '' ? def() : raw.split(',').map((s) => Number(s.trim()));
+    if (!list.length || list.some((n) => !Number.isInteger(n) || n < min)) {
+      throw new Error(`--${name} / ${envName} must be a comma-separated list of integers >= ${min} (got ${JSON.stringify(raw)})`);
+    }
+    out[name] = list;
   }
-  out.backend = backend;
-  // in run order
-  out.backends = BACKEND.choices[backend];
+  const skip = (values.skip ?? env.BENCH_SKIP ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = skip.filter((p) => !PHASES.includes(p));
+  if (unknown.length) throw new Error(`--skip / BENCH_SKIP: unknown phase(s) ${unknown.join(', ')} (phases: ${PHASES.join(', ')})`);
+  out.phases = PHASES.filter((p) => !skip.includes(p));
+  // BENCH_PROFILE=1: every streamgate node runs under --cpu-prof (figures then include the profiler's cost)
+  out.profile = (values.profile ?? env.BENCH_PROFILE) === '1';
   return out;
 }

@@ -1,5 +1,5 @@
 /**
- * `node bench/lib/profile-summary.mjs <file.cpuprofile | dir> [--top 30]`:
+ * `node bench/lib/profile-summary.mjs <file.cpuprofile | dir> [--top 30] [--skip S]`:
  * where a V8 CPU profile (node --cpu-prof) spent its time, by self time.
  *
  * A .cpuprofile is a call tree of nodes (function, url, line) plus a list of
@@ -12,12 +12,19 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 
-/** Self time in µs per function and per file of one parsed profile. */
-export function summarise(profile) {
+/**
+ * Self time in µs per function and per file of one parsed profile; samples in
+ * the first `skipS` seconds (boot: module loading, schema compiling) left out.
+ */
+export function summarise(profile, skipS = 0) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map();
   const { samples, timeDeltas } = profile;
+  let at = profile.startTime;
+  const from = profile.startTime + skipS * 1e6;
   for (let i = 0; i < samples.length; i++) {
+    at += timeDeltas[i] ?? 0;
+    if (at < from) continue;
     // timeDeltas[i] is the gap before sample i: charge it to that sample's node.
     self.set(samples[i], (self.get(samples[i]) ?? 0) + Math.max(0, timeDeltas[i] ?? 0));
   }
@@ -58,18 +65,19 @@ function table(title, map, total, top) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string' } } });
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string' }, skip: { type: 'string' } } });
   const top = Number(values.top ?? 30);
+  const skipS = Number(values.skip ?? 0);
   const target = positionals[0];
   if (!target) {
-    process.stderr.write('usage: profile-summary.mjs <file.cpuprofile | dir> [--top N]\n');
+    process.stderr.write('usage: profile-summary.mjs <file.cpuprofile | dir> [--top N] [--skip seconds]\n');
     process.exit(2);
   }
   const files = statSync(target).isDirectory()
     ? readdirSync(target).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(target, f))
     : [target];
   for (const file of files) {
-    const { total, fns, files: perFile } = summarise(JSON.parse(readFileSync(file, 'utf8')));
+    const { total, fns, files: perFile } = summarise(JSON.parse(readFileSync(file, 'utf8')), skipS);
     process.stdout.write(`## ${file}: ${(total / 1e6).toFixed(1)} s sampled\n\n`);
     process.stdout.write(`${table('by function (self)', fns, total, top)}\n\n${table('by file (self)', perFile, total, top)}\n\n`);
   }

@@ -8,18 +8,20 @@ const RECEIVER = fileURLToPath(new URL('../receiver.mjs', import.meta.url));
 export async function startReceiver({ bodyBytes }) {
   const child = forkChild('receiver', RECEIVER, [], { env: { ...process.env, BENCH_BODY_BYTES: String(bodyBytes) } });
   const { port } = await waitForMessage(child, 'ready');
-  const ask = (type) =>
+  const ask = (type, extra = {}) =>
     new Promise((resolve, reject) => {
       waitForMessage(child, type, 10_000).then(resolve, reject);
       // With a callback a closed channel is reported here instead of as an
       // 'error' event on the child, which would otherwise crash the orchestrator.
-      child.send({ type }, (err) => err && reject(new Error(`receiver: ${err.message}`)));
+      child.send({ type, ...extra }, (err) => err && reject(new Error(`receiver: ${err.message}`)));
     });
   return {
     child,
     url: `http://127.0.0.1:${port}/hook`,
     stats: () => ask('stats'),
     reset: () => ask('reset'),
+    /** Every answer from now on waits `ms` (a slow receiver). */
+    setDelay: (ms) => ask('delay', { ms }),
     /**
      * Polls until `unique` reaches `expected` or `timeoutMs` passes. Counting
      * distinct event ids (not requests) so redeliveries cannot fake completion.

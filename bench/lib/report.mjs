@@ -1,114 +1,119 @@
 import { writeFile } from 'node:fs/promises';
 import { int, ms, pct, secs, table } from './table.mjs';
+import { lineChart } from './svg-chart.mjs';
 
 /**
  * Turns the run's results into one Markdown document, printed to the console
- * and written to bench/results.md. Same text in both places, so what a reader
- * sees in CI logs and what is committed cannot disagree.
+ * and written to bench/results.md, and the chart beside it (results.svg).
+ * Same text in both places, so what a reader sees in CI logs and what is
+ * committed cannot disagree.
  *
- * Layout: a summary with one row per backend (and embedded/kafka ratios),
- * then the ingress and delivery details, then the observations.
+ * Layout: the summary (one row per phase: events/s, CPU µs per event, peak
+ * RSS), then (a) ingress only, (b) end to end, (c) backlog drains, the
+ * chart, how each figure is taken, and the observations.
  */
-const ok = (b) => !b.error;
+const ran = (r) => r && !r.skipped && !r.error;
+const us = (n) => (n === null || n === undefined ? '–' : Math.round(n).toLocaleString('en-US'));
+const mb = (n) => (n === null || n === undefined ? '–' : String(n));
 
-function codes(load) {
-  const entries = Object.entries(load.statusCodes);
-  return entries.length ? entries.map(([c, n]) => `${c}×${n}`).join(' ') : '–';
+function summaryRow(r) {
+  if (!ran(r)) return [r.label, r.threads ?? '–', '–', '–', '–', '–', '–', r.skipped ? `skipped: ${r.skipped}` : `FAILED: ${String(r.error).replace(/[\n|]/g, ' ').slice(0, 100)}`];
+  const what = { ingress: 'accepted', e2e: 'delivered', backlog: 'delivered' }[r.kind];
+  const perS = r.kind === 'ingress' ? r.load.acceptedPerS : r.kind === 'e2e' ? r.delivery.perS : r.perS;
+  const p99 = r.load ? ms(r.load.p99) : '–';
+  return [r.label, r.threads, `${int(perS)} ${what}`, p99, r.node.cpuPct === null ? '–' : `${r.node.cpuPct} %`, us(r.node.cpuUsPerEvent), mb(r.node.peakRssMb), ''];
 }
 
-function deliveryNotes(d) {
-  const notes = [];
-  if (!d.complete) notes.push(`INCOMPLETE: ${int(d.expected - d.unique)} missing after timeout`);
-  if (d.duplicates) notes.push(`${int(d.duplicates)} duplicate deliveries`);
-  if (d.wrongSize) notes.push(`${int(d.wrongSize)} bodies of wrong size`);
-  if (d.missingId) notes.push(`${int(d.missingId)} without x-service-event-id`);
-  return notes.join('; ') || 'ok';
-}
-
-function summaryRow(b) {
-  if (!ok(b)) return [b.name, 'FAILED', '–', '–', '–', '–', '–', '–', '–', b.error.replace(/[\n|]/g, ' ').slice(0, 120)];
-  const s = b.streamgate;
-  const delivery = [deliveryNotes(b.delivery), deliveryNotes(b.deliveryOnly)];
-  return [b.name, int(s.acceptedPerS), pct(b.ratio), ms(s.p50), ms(s.p99), int(s.non2xx), int(s.errors), int(b.delivery.perS), int(b.deliveryOnly.perS),
-    delivery[0] === delivery[1] ? delivery[0] : `during: ${delivery[0]}; replay: ${delivery[1]}`];
-}
-
-const loadRow = (name, load) =>
-  [name, int(load.acceptedPerS), ms(load.p50), ms(load.p99), ms(load.max), int(load.accepted), int(load.non2xx), int(load.errors), int(load.timeouts), codes(load)];
-
-const deliveryRow = (name, d) =>
-  [name, int(d.perS), int(d.expected), int(d.unique), secs(d.spanS), secs(d.tailS), secs(d.startS), deliveryNotes(d)];
-
-/** embedded / kafka, when both ran and succeeded. */
-function comparison(backends) {
-  const k = backends.find((b) => b.name === 'kafka' && ok(b));
-  const e = backends.find((b) => b.name === 'embedded' && ok(b));
-  if (!k || !e) return null;
-  const ratio = (a, b) => (a && b ? pct(a / b) : '–');
-  return (
-    `**embedded / kafka: ingress ${ratio(e.streamgate.acceptedPerS, k.streamgate.acceptedPerS)}, ` +
-    `delivery during + after load ${ratio(e.delivery.perS, k.delivery.perS)}, ` +
-    `delivery-only ${ratio(e.deliveryOnly.perS, k.deliveryOnly.perS)}**`
-  );
+/** Default threads / threads 1 for one measure, when both ran. */
+function threadRatio(rows, pick) {
+  const one = rows.find((r) => ran(r) && r.threads === 1);
+  const many = rows.filter((r) => ran(r) && r.threads > 1).at(-1);
+  if (!one || !many || !pick(one) || !pick(many)) return null;
+  return `--threads ${many.threads} / --threads 1: ${pct(pick(many) / pick(one))}`;
 }
 
 export function renderReport(r) {
   const o = r.options;
-  const done = r.backends.filter(ok);
   const out = [];
   const p = (...lines) => out.push(...lines);
+  const all = [...r.ingress, ...r.e2e, ...r.backlog];
   p('# streamgate benchmark', '');
-  p(`- date: ${r.date}`);
-  p(`- node ${r.node}, ${r.platform}, ${r.cpus} CPUs (${r.cpuModel})`);
+  p(`- date: ${r.date}${o.quick ? ' — **quick smoke run (BENCH_QUICK=1): figures not for quoting**' : ''}`);
+  p(`- node ${r.node}, ${r.platform}, ${r.cpus} CPUs (${r.cpuModel}); ${r.build}`);
   p(
-    `- settings: duration ${o.duration} s per phase (+${o.warmup} s warm-up), ${o.connections} connections, ` +
-      `pipelining ${o.pipelining}, body ${o.bodyBytes} B JSON, ${o.keys} partition keys, drain timeout ${o.drainTimeout} s`,
+    `- load: autocannon in-process, ${o.duration} s per phase (+${o.warmup} s warm-up), ${o.connections} connections, ` +
+      `pipelining ${o.pipelining}, body ${o.bodyBytes} B JSON, ${o.keys} partition keys; receiver: bench/receiver.mjs (node:http), same machine`,
   );
-  p(`- backends, in run order: ${r.backends.map((b) => `**${b.name}** (${b.title})`).join(', ')}; Postgres is the machine's for both (a fresh database per backend)`);
-  p('- load generator: autocannon (in-process, same machine); baseline: bare uWebSockets.js answering 202 at once, measured once for the run');
-  p('- streamgate runs with all roles (ingress, delivery, management) in one process, so delivering the accepted events competes with ingress for the same CPU');
-  p('', '## Summary (one row per backend)', '');
-  p(
-    table(
-      ['backend', 'ingress ev/s', '/ baseline', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'delivered ev/s (during + after)', 'delivery-only ev/s', 'delivery'],
-      r.backends.map(summaryRow),
-    ),
-  );
-  p('');
-  p(`Baseline (bare uWS): ${int(r.baseline.acceptedPerS)} ev/s, p50 ${ms(r.baseline.p50)} ms, p99 ${ms(r.baseline.p99)} ms.`);
-  const cmp = comparison(r.backends);
-  if (cmp) p('', cmp);
-  p('', '## Ingress (accepted = 2xx only; latency percentiles over 2xx responses, 1 ms resolution)', '');
+  p(`- event log: Kafka (a fresh topic per phase) + Redis; Postgres: a fresh database for the run; node thread counts: ${o.threads.join(', ')}`);
+  p(`- backlog: ${int(o.backlogEvents)} events, ${o.keys} keys, receiver latencies ${o.receiverDelays.join(', ')} ms, each drain watched at most ${o.backlogObserve} s`);
+  if (o.profile) p('- **every node ran under --cpu-prof: CPU figures include the profiler**');
+  p('', '## Summary', '');
+  p('CPU is the streamgate process alone (every thread), from /proc/<pid>/stat over the measured window; per event = that CPU / events accepted (ingress) or delivered (the others). Peak RSS is the process high-water mark (VmHWM).', '');
+  p(table(['phase', 'threads', 'events/s', 'p99 ms', 'CPU (% of a core)', 'CPU µs / event', 'peak RSS MB', 'notes'], all.map(summaryRow)));
+  if (r.baseline) p('', `Baseline (bare uWebSockets.js answering 202 at once, same load): ${int(r.baseline.acceptedPerS)} ev/s, p99 ${ms(r.baseline.p99)} ms.`);
+
+  p('', '## (a) Ingress only (`--roles ingress`; accepted = 2xx; latency over 2xx, 1 ms resolution)', '');
   p(
     table(
-      ['phase', 'accepted ev/s', 'p50 ms', 'p99 ms', 'max ms', '2xx', 'non-2xx', 'errors', 'timeouts', 'status codes'],
-      [loadRow('baseline (bare uWS)', r.baseline), ...done.map((b) => loadRow(`streamgate on ${b.name}`, b.streamgate))],
+      ['threads', 'accepted ev/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'CPU µs / accepted', 'peak RSS MB'],
+      r.ingress.filter(ran).map((x) => [x.threads, int(x.load.acceptedPerS), ms(x.load.p50), ms(x.load.p99), ms(x.load.max), int(x.load.non2xx), int(x.load.errors), us(x.node.cpuUsPerEvent), mb(x.node.peakRssMb)]),
     ),
   );
-  p('', '## Delivery (unique event ids seen by the receiver)', '');
+  const ingressRatio = threadRatio(r.ingress, (x) => x.load.acceptedPerS);
+  if (ingressRatio) p('', `Accepted events/s, ${ingressRatio}.`);
+
+  p('', '## (b) End to end (every role in one process: autocannon → streamgate → Kafka → streamgate → receiver)', '');
   p(
     table(
-      ['measure', 'delivered ev/s', 'expected', 'delivered', 'first→last', 'tail', 'first after', 'notes'],
-      done.flatMap((b) => [deliveryRow(`${b.name}: during + after load`, b.delivery), deliveryRow(`${b.name}: delivery-only replay`, b.deliveryOnly)]),
+      ['threads', 'accepted ev/s', 'ingress p99 ms', 'delivered ev/s', 'delivered / expected', 'tail', 'CPU µs / delivered', 'peak RSS MB'],
+      r.e2e.filter(ran).map((x) => [x.threads, int(x.load.acceptedPerS), ms(x.load.p99), int(x.delivery.perS), `${int(x.delivery.unique)} / ${int(x.delivery.expected)}`, secs(x.delivery.tailS), us(x.node.cpuUsPerEvent), mb(x.node.peakRssMb)]),
     ),
   );
-  p('');
-  p('- expected (during + after) = records the measured load added to the log, which can exceed the 2xx count: requests in flight when autocannon stops are still acked by streamgate.');
-  p('  - kafka: records in the topic after the load − records before it (read live from the high watermarks).');
-  p('  - embedded: the LMDB log cannot be read while streamgate has it open, so the bench waits for ≥ the 2xx count at the receiver and then for delivery to go quiet, stops the node, counts the records in the log, and subtracts the warm-up events delivered before the measured load.');
-  p('- expected (delivery-only) = every record in the log, warm-up included.');
-  p('- delivered ev/s = unique events / (last delivery − first delivery) at the receiver.');
-  p('- tail = last delivery − end of the ingress load: how far delivery lagged behind ingress.');
-  p('- first after = first delivery − start of the ingress load, or − spawn of the replay node (boot + group join + first fetch).');
-  p('- delivery-only: after the first node drained and stopped, a fresh `--roles delivery` node with a new consumer group (for embedded: a new group name in the same data folder) replays the whole log with no ingress load: delivery capacity on its own.');
-  p('', '## Observations', '', '### run', '');
-  for (const n of r.notes) p(`- ${n}`);
-  for (const b of r.backends) {
-    p('', `### ${b.name}`, '');
-    if (!ok(b)) p(`- **FAILED: ${b.error}**`);
-    for (const n of b.notes ?? []) p(`- ${n}`);
+  const e2eRatio = threadRatio(r.e2e, (x) => x.delivery.perS);
+  if (e2eRatio) p('', `Delivered events/s, ${e2eRatio}.`);
+  const withCpu = r.e2e.filter(ran).filter((x) => x.cpu);
+  if (withCpu.length) {
+    p('', 'Where the cores went over each end-to-end phase (load and drain), in % of one core, from /proc (the box has ' + `${withCpu[0].cores * 100} %` + '):', '');
+    const pct = (v) => (v === undefined || v === null ? '–' : `${v} %`);
+    p(
+      table(
+        ['threads', 'streamgate', 'Kafka broker', 'load generator (autocannon)', 'receiver', 'Redis', 'others (Postgres, OS, …)', 'idle'],
+        withCpu.map((x) => {
+          const c = x.cpu;
+          const used = ['streamgate', 'broker', 'load', 'receiver', 'redis', 'others'].reduce((sum, k) => sum + (c[k] ?? 0), 0);
+          return [x.threads, pct(c.streamgate), pct(c.broker), pct(c.load), pct(c.receiver), pct(c.redis), pct(c.others), pct(Math.max(0, x.cores * 100 - used))];
+        }),
+      ),
+    );
   }
+  p('', '- expected = records the measured load added to the topic (can exceed the 2xx count by the requests in flight when autocannon stops).');
+  p('- delivered ev/s = unique event ids at the receiver / (last delivery − first delivery); tail = last delivery − end of the load.');
+
+  p('', '## (c) Backlog drained (`--roles delivery`, a new consumer group on a topic already holding the backlog)', '');
+  p(
+    table(
+      ['receiver latency', 'threads', 'delivered', 'complete', 'first→last', 'delivered ev/s', 'CPU µs / delivered', 'peak RSS MB'],
+      r.backlog.filter(ran).map((x) => [`${x.delayMs} ms`, x.threads, `${int(x.delivered)} / ${int(x.total)}`, x.complete ? 'yes' : 'no (observation ended)', secs(x.spanS), int(x.perS), us(x.node.cpuUsPerEvent), mb(x.node.peakRssMb)]),
+    ),
+  );
+
+  p('', '## Events/s over time', '', '![events/s over time per phase](results.svg)', '');
+  p('Ingress lines: 2xx answers per second (autocannon ticks). End-to-end and backlog lines: unique deliveries per 0.5 s at the receiver, as events/s.');
+
+  p('', '## Observations', '');
+  const notes = [...(r.notes ?? []), ...all.flatMap((x) => x.observations ?? [])];
+  for (const n of notes.length ? notes : ['nothing unusual: no errors, no lost or duplicate events, every node stopped cleanly, no warnings in their logs']) p(`- ${n}`);
   return `${out.join('\n')}\n`;
+}
+
+/** The chart of the run: one line per phase, events/s since the phase started. */
+export function renderChart(r) {
+  const lines = [
+    ...r.ingress.filter(ran).map((x) => ({ label: `ingress, ${x.threads} thr (accepted)`, points: x.series })),
+    ...r.e2e.filter(ran).map((x) => ({ label: `end to end, ${x.threads} thr (delivered)`, points: x.series })),
+    ...r.backlog.filter(ran).map((x) => ({ label: `backlog, receiver ${x.delayMs} ms`, points: x.series })),
+  ];
+  return lineChart({ title: `streamgate: events/s over time per phase (${r.date.slice(0, 10)}, ${r.cpus} CPUs)`, lines });
 }
 
 export async function writeReport(file, text) {

@@ -47,9 +47,15 @@ export async function bootstrapTenant(env) {
  * Starts `streamgate start` as a child and resolves once GET /readyz says 200.
  * Rejects (with the log file's name) if it exits or is not ready in time.
  */
-export async function startStreamgate({ name, env, port, roles, logFile, nodeArgs = [], timeoutMs = 60_000 }) {
+export async function startStreamgate({ name, env, port, roles, threads = 1, logFile, nodeArgs = [], timeoutMs = 60_000, cli = CLI }) {
   // nodeArgs: e.g. ['--cpu-prof'] when digging into a slow phase (not allowed in NODE_OPTIONS).
-  const args = [...nodeArgs, CLI, 'start', ...(roles ? ['--roles', roles.join(',')] : [])];
+  // `--threads` only when it is not 1 (today's behaviour), so builds whose CLI
+  // does not know the flag still run every single-thread phase.
+  // cli: another build's dist/cli.js, for an A/B of two builds in one run (bench/cpu-ab.mjs).
+  // The heap cap `npm start` gives each thread (config/start.sh), so the bench measures what users run.
+  const heapMb = process.env.STREAMGATE_MAX_HEAP_MB ?? '256';
+  const heap = heapMb === '0' ? [] : [`--max-old-space-size=${heapMb}`];
+  const args = [...heap, ...nodeArgs, cli, 'start', ...(roles ? ['--roles', roles.join(',')] : []), ...(threads !== 1 ? ['--threads', String(threads)] : [])];
   const startedAt = performance.now();
   const child = spawnNode(name, args, { env: { ...env, PORT: String(port) } });
   const logs = tapLogs(child, logFile);
@@ -67,6 +73,10 @@ export async function startStreamgate({ name, env, port, roles, logFile, nodeArg
     await sleep(100);
   }
   child.kill('SIGKILL');
+  await sleep(100); // the last stderr lines of an exited child may still be on their way to the tap
+  if (threads !== 1 && logs.problems().some((p) => /unknown option '--threads'/i.test(p.example))) {
+    throw Object.assign(new Error(`this build of streamgate has no --threads option (${name})`), { unsupported: true });
+  }
   throw new Error(`${name} did not become ready (exit ${child.exitCode ?? child.signalCode ?? 'none'}); see ${logFile}`);
 }
 

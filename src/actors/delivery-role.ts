@@ -6,6 +6,7 @@ import { HttpDispatcher } from '../delivery/http-dispatcher.js';
 import { loadTlsTrust } from '../delivery/undici-client.js';
 import { OAuthTokens } from '../delivery/oauth-tokens.js';
 import { SigningPlans } from '../delivery/signing-plans.js';
+import { TargetFlows } from '../delivery/target-flows.js';
 import type { NodeContext, RoleHandle } from '../node-context.js';
 import { DeliveryLogRepo } from '../storage/delivery-log-repo.js';
 import { consumerGroupCheck } from '../observability/readiness-checks.js';
@@ -28,11 +29,12 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
   const dispatcher = new HttpDispatcher(ctx.guard, d.maxSocketsPerOrigin, d.maxResponseBytes, loadTlsTrust(d.tls.caFile));
   const plans = new SigningPlans(new QueueLookupRepo(sql), new SigningKeyRepo(sql), config.ingress.cacheTtlMs);
   ctx.bus.onInvalidate(() => plans.invalidate());
+  const flows = new TargetFlows(d.flow);
   const deliverer = new Deliverer(dispatcher, new OAuthTokens(dispatcher, d.oauthRefreshMarginSeconds), plans, {
     scheduleSeconds: [...d.retry.scheduleSeconds],
     horizonSeconds: d.retry.horizonSeconds,
     retryableStatuses: [],
-  }, undefined, ctx.tracing);
+  }, undefined, ctx.tracing, flows);
   const deliveryLog = new DeliveryLogRepo(sql);
   const attemptLog = new AttemptLog(deliveryLog, d.attemptLog, log);
   const parkRepo = new ParkedDeliveryRepo(sql);
@@ -79,6 +81,7 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
   ctx.metrics.delivery = {
     lanes: () => supervisor.laneCounts(),
     inFlightByOrigin: () => dispatcher.inFlightByOrigin(),
+    concurrencyLimitByOrigin: () => flows.limitsByOrigin(),
     attemptLogBacklog: () => attemptLog.buffered,
     lag: () => reader.lag(),
   };
@@ -88,6 +91,7 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
     async drain(deadline) {
       await supervisor.drain(Math.max(0, deadline - Date.now()));
       dispatcher.close();
+      flows.close();
       await parkWriter.close();
       await attemptLog.flush().catch((err: unknown) => log.warn({ err }, 'attempt log not flushed at shutdown'));
     },

@@ -109,21 +109,22 @@ export class DeliverySupervisor {
   }
 
   private async flush(): Promise<void> {
-    const batch = [...this.dirty];
-    this.dirty.clear();
-    for (const [partition, point] of batch) {
+    const batch = [...this.dirty].filter(([partition]) => {
       const actor = this.actors.get(partition);
-      if (!actor || actor.revoked) continue;
-      try {
-        await this.reader.commit(partition, point);
-        this.committed.set(partition, point);
-      } catch (err) {
-        // Usually a rebalance in progress: the next owner replays from the last
-        // good commit, so a failed commit costs duplicates, never events.
-        this.log.warn({ partition, err }, 'offset commit failed');
-        if (!this.dirty.has(partition)) this.dirty.set(partition, point);
-        this.schedule();
-      }
+      return actor !== undefined && !actor.revoked;
+    });
+    this.dirty.clear();
+    if (batch.length === 0) return;
+    try {
+      // Every moved partition in one commit: one request per interval, not one per partition.
+      await this.reader.commit(batch);
+      for (const [partition, point] of batch) this.committed.set(partition, point);
+    } catch (err) {
+      // Usually a rebalance in progress: the next owner replays from the last
+      // good commit, so a failed commit costs duplicates, never events.
+      this.log.warn({ partitions: batch.map(([p]) => p), err }, 'offset commit failed');
+      for (const [partition, point] of batch) if (!this.dirty.has(partition)) this.dirty.set(partition, point);
+      this.schedule();
     }
   }
 

@@ -5,6 +5,9 @@ import type { KeyAuthenticator } from './key-authenticator.js';
 import type { TopologyRepo, WorkspaceRow } from '../storage/topology-repo.js';
 import type { MemberRole, MembershipRepo } from '../storage/membership-repo.js';
 import { JwtRejected, type ConsoleJwtVerifier } from './console-jwt.js';
+import { readCookie } from '../http/cookies.js';
+import { SESSION_COOKIE, type ConsoleSessions, type ResolvedSession } from './console-sessions.js';
+import { crossOriginRefused, crossOriginWrite } from './same-origin.js';
 
 /** A caller authenticated by an API key. */
 export interface Principal {
@@ -22,6 +25,15 @@ export interface ConsolePrincipal {
   kind: 'console';
   subject: string;
   email: string | null;
+  /** A one-time-link session: this role on this one workspace, instead of memberships. */
+  grant?: { workspaceId: string; licenseId: string; licensePublicId: string; role: MemberRole };
+}
+
+/** The console's session cookie as a management credential (src/auth/console-sessions.ts). */
+export interface CookieSessions {
+  sessions: ConsoleSessions;
+  /** console.publicUrl: what the same-origin check compares with ('' = the Host header). */
+  publicUrl: string;
 }
 
 /** Who is calling /waas/*: an API key or a console session. */
@@ -52,10 +64,16 @@ export class ManagementAuth {
     private readonly keys: KeyAuthenticator,
     private readonly topology: TopologyRepo,
     private readonly console: { verifier: ConsoleJwtVerifier; memberships: MembershipRepo } | null = null,
+    private readonly cookies: CookieSessions | null = null,
   ) {}
 
-  /** API keys only (the /v1 configuration API). */
+  /** An API key, or a console session cookie exchanged for one. */
   async authenticate(exchange: Exchange): Promise<Principal> {
+    const viaCookie = await this.cookieCaller(exchange);
+    if (viaCookie) {
+      if (viaCookie.kind === 'key') return viaCookie;
+      throw new ServiceError('unauthorized', 'This operation needs an API key, or a console session signed in with one.');
+    }
     const bearer = bearerOf(exchange);
     const presented = exchange.headers['x-api-key'] ?? bearer;
     if (!presented) throw new ServiceError('unauthorized', 'Send an API key in X-Api-Key (or Authorization: Bearer) with X-License-PublicId.');
@@ -79,8 +97,10 @@ export class ManagementAuth {
     };
   }
 
-  /** An API key or a console session (the /waas/* API). */
+  /** An API key, a console session cookie or a console bearer token (the /waas/* API, /v1 workspaces). */
   async authenticateCaller(exchange: Exchange): Promise<Caller> {
+    const viaCookie = await this.cookieCaller(exchange);
+    if (viaCookie) return viaCookie;
     const bearer = bearerOf(exchange);
     if (exchange.headers['x-api-key'] === undefined && bearer !== undefined && !bearer.startsWith('qak_')) {
       if (!this.console?.verifier.enabled) throw new ServiceError('unauthorized', 'Console sessions are not configured on this server.');
@@ -97,7 +117,28 @@ export class ManagementAuth {
 
   /** True when the caller sent credentials at all (accept works without them). */
   hasCredentials(exchange: Exchange): boolean {
-    return exchange.headers['x-api-key'] !== undefined || bearerOf(exchange) !== undefined;
+    return exchange.headers['x-api-key'] !== undefined || bearerOf(exchange) !== undefined || this.sessionToken(exchange) !== null;
+  }
+
+  /**
+   * The caller a console session cookie stands for, or null when the request
+   * carries other credentials (they win: a header is never sent by a page of
+   * another origin) or no cookie. A cookie-authenticated write from another
+   * origin is refused before the session is even looked up (CSRF).
+   */
+  private async cookieCaller(exchange: Exchange): Promise<Caller | null> {
+    const token = this.sessionToken(exchange);
+    if (token === null) return null;
+    if (crossOriginWrite(exchange, this.cookies!.publicUrl)) throw crossOriginRefused();
+    const resolved = await this.cookies!.sessions.resolve(token);
+    if (!resolved) throw new ServiceError('unauthorized', 'The console session has expired or was signed out; sign in again.');
+    return callerOfSession(resolved);
+  }
+
+  private sessionToken(exchange: Exchange): string | null {
+    if (!this.cookies || exchange.headers['x-api-key'] !== undefined || exchange.headers.authorization !== undefined) return null;
+    const token = readCookie(exchange.headers.cookie, SESSION_COOKIE);
+    return token ? token : null;
   }
 
   require(principal: Principal, permission: Permission): void {
@@ -151,6 +192,32 @@ export class ManagementAuth {
     return { ws, profile: 'build' };
   }
 
+  /**
+   * What of a license the caller may read (`GET /v1/licenses/{lic}/…`): its id
+   * and the workspaces within reach (null: every one, for a key not scoped to
+   * a workspace). Another license, or one where a console user has no role,
+   * is 404. Reads only: any key profile, any role.
+   */
+  async licenseScope(exchange: Exchange, licensePublicId: string): Promise<{ licenseId: string; workspaceIds: string[] | null }> {
+    return this.licenseScopeOf(await this.authenticateCaller(exchange), licensePublicId);
+  }
+
+  /** licenseScope for a caller already authenticated. */
+  async licenseScopeOf(caller: Caller, licensePublicId: string): Promise<{ licenseId: string; workspaceIds: string[] | null }> {
+    if (caller.kind === 'key') {
+      if (caller.licensePublicId !== licensePublicId) throw new ServiceError('not_found', 'No such license.');
+      return { licenseId: caller.licenseId, workspaceIds: caller.workspaceId === null ? null : [caller.workspaceId] };
+    }
+    // A one-time-link session reaches its one workspace, and through it the license's home page.
+    if (caller.grant) {
+      if (caller.grant.licensePublicId !== licensePublicId) throw new ServiceError('not_found', 'No such license.');
+      return { licenseId: caller.grant.licenseId, workspaceIds: [caller.grant.workspaceId] };
+    }
+    const found = this.console ? await this.console.memberships.workspacesInLicense(licensePublicId, caller.subject) : null;
+    if (!found) throw new ServiceError('not_found', 'No such license.');
+    return found;
+  }
+
   /** Like waasWorkspace, for a workspace already loaded; false instead of throwing 404. */
   async reaches(caller: Caller, ws: WorkspaceRow, access: Access): Promise<boolean> {
     if (caller.kind === 'key') {
@@ -176,12 +243,25 @@ export class ManagementAuth {
       this.require(caller, 'connect');
       return true;
     }
+    if (caller.grant) return licenseId !== null && caller.grant.licenseId === licenseId && WRITERS.includes(caller.grant.role);
     return licenseId !== null && this.console !== null && this.console.memberships.administersLicense(licenseId, caller.subject);
   }
 
   private async roleOf(caller: ConsolePrincipal, workspaceId: string): Promise<MemberRole | null> {
+    if (caller.grant) return caller.grant.workspaceId === workspaceId ? caller.grant.role : null;
     return this.console ? this.console.memberships.role(workspaceId, caller.subject) : null;
   }
+}
+
+/** A key session is its key's principal; link and OIDC sessions are console users. */
+function callerOfSession({ session, key, workspace }: ResolvedSession): Caller {
+  if (key) {
+    return { kind: 'key', keyId: key.keyId, licenseId: key.licenseId, licensePublicId: key.licensePublicId, workspaceId: key.workspaceId, profile: key.profile };
+  }
+  if (workspace) {
+    return { kind: 'console', subject: session.subject, email: null, grant: { workspaceId: workspace.id, licenseId: workspace.licenseId, licensePublicId: workspace.licensePublicId, role: session.role! } };
+  }
+  return { kind: 'console', subject: session.subject, email: session.email };
 }
 
 function bearerOf(exchange: Exchange): string | undefined {

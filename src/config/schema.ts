@@ -24,6 +24,8 @@ export interface Config {
     proxyProtocolFrom: string[];
     /** 0: GET /metrics on the public port; otherwise a separate listener on this port serves it. */
     metricsPort: number;
+    /** JavaScript threads serving the node (0: the cores the process may use); see docs/threads.md. */
+    threads: number;
   };
   database: { url: string; embeddedPort: number; maxConnections: number; connectTimeoutMs: number; requestTimeoutMs: number };
   redis: { url: string; keyPrefix: string; commandTimeoutMs: number };
@@ -72,6 +74,7 @@ export interface Config {
     maxPendingPerPartition: number;
     commitIntervalMs: number;
     maxSocketsPerOrigin: number;
+    flow: { maxConcurrency: number; maxRatePerSecond: number; initialConcurrency: number; maxPauseMs: number };
     tls: { caFile: string };
     retry: { scheduleSeconds: number[]; horizonSeconds: number; holdInMemoryMs: number };
     parking: { pageSize: number; maxConcurrentDrains: number; flushMs: number; sweepMs: number; redeliveryPollMs: number };
@@ -97,8 +100,20 @@ export interface Config {
     };
   };
   waas: { metricsFlushMs: number; gateViewTtlSeconds: number };
+  console: ConsoleConfig;
   health: { intervalMs: number; timeoutMs: number };
-  metrics: { enabled: boolean; token: string; perTarget: boolean; maxTargets: number };
+  metrics: { enabled: boolean; token: string; perTarget: boolean; maxTargets: number; eventLoopResolutionMs: number };
+}
+
+/** The web console (src/management/console-*.ts, docs/console.md). */
+export interface ConsoleConfig {
+  /** The built app ('' = dist/console of this package). */
+  dir: string;
+  /** The origin browsers reach the console at ('' = http:// and the request's Host). */
+  publicUrl: string;
+  sessionTtlSeconds: number;
+  /** For OIDC sign-in with a confidential client ('' = a public client, PKCE only). */
+  oidcClientSecret: string;
 }
 
 type Leaf =
@@ -133,6 +148,7 @@ export const schema: SchemaNode = obj({
     // CIDRs (or addresses) whose PROXY protocol header names the client; only read with headerGuard off.
     proxyProtocolFrom: { kind: 'list', item: { kind: 'cidr', bareAddress: true } },
     metricsPort: int(0, 65535),
+    threads: int(0, 256),
   }),
   database: obj({ url: str(/^(postgres(ql)?:\/\/.*)?$/), embeddedPort: int(1, 65535), maxConnections: int(1, 500), connectTimeoutMs: int(100, 60_000), requestTimeoutMs: int(100, 60_000) }),
   redis: obj({ url: str(/^(rediss?:\/\/.*)?$/), keyPrefix: str(), commandTimeoutMs: int(50, 10_000) }),
@@ -196,6 +212,8 @@ export const schema: SchemaNode = obj({
     maxPendingPerPartition: int(1, 10_000_000),
     commitIntervalMs: int(1, 60_000),
     maxSocketsPerOrigin: int(1, 10_000),
+    // Flow control per target (docs/flow-control.md): defaults of target.maxConcurrency and target.maxRatePerSecond (0: none).
+    flow: obj({ maxConcurrency: int(1, 10_000), maxRatePerSecond: { kind: 'number', min: 0, max: 100_000 }, initialConcurrency: int(1, 10_000), maxPauseMs: int(0, 3_600_000) }),
     // A PEM file of CAs https: receivers may chain to, trusted besides the default ones ('' for none).
     tls: obj({ caFile: str() }),
     retry: obj({
@@ -233,6 +251,12 @@ export const schema: SchemaNode = obj({
     }),
   }),
   waas: obj({ metricsFlushMs: int(10, 60_000), gateViewTtlSeconds: int(1, 7 * 86_400) }),
+  console: obj({
+    dir: str(),
+    publicUrl: str(/^$|^https?:\/\/[^\s/?#]+$/),
+    sessionTtlSeconds: int(60, 30 * 86_400),
+    oidcClientSecret: str(),
+  }),
   health: obj({ intervalMs: int(100, 600_000), timeoutMs: int(50, 600_000) }),
-  metrics: obj({ enabled: { kind: 'boolean' }, token: str(/^[\x21-\x7e]*$/), perTarget: { kind: 'boolean' }, maxTargets: int(1, 10_000) }),
+  metrics: obj({ enabled: { kind: 'boolean' }, token: str(/^[\x21-\x7e]*$/), perTarget: { kind: 'boolean' }, maxTargets: int(1, 10_000), eventLoopResolutionMs: int(10, 10_000) }),
 });

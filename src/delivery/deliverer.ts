@@ -10,6 +10,7 @@ import { paymentsSignature, signatureHeaders } from './signing.js';
 import type { SigningPlan, SigningPlans } from './signing-plans.js';
 import { formatTraceparent } from '../observability/trace-context.js';
 import { endWithStatus, NO_TRACING, type Tracing } from '../observability/tracing.js';
+import type { FlowPermit, TargetFlows } from './target-flows.js';
 
 /** What one attempt came to. */
 export interface AttemptReport {
@@ -25,10 +26,11 @@ export interface AttemptReport {
  * Makes ONE attempt to deliver an event to a target; when to try again is the
  * lane's business (src/actors/lane.ts). An attempt is a small pipeline:
  *
- *   headers (mapped < own < static) ─► authorise ─► sign ─► send (deadline, cap) ─► classify
- *                                          └── OAuth 2.0: a 401 refreshes the token and resends once
+ *   flow permit ─► headers (mapped < own < static) ─► authorise ─► sign ─► send (deadline, cap) ─► classify
+ *   (the target's                                        └── OAuth 2.0: a 401 refreshes the token and resends once
+ *    limit, rate, pause: src/delivery/target-flows.ts; taken before signing, so a wait never ages a signature)
  *
- * Sandbox events stop before "authorise": a simulated answer stands in for the send.
+ * Sandbox events stop before the permit: a simulated answer stands in for the send.
  */
 export class Deliverer {
   constructor(
@@ -39,6 +41,8 @@ export class Deliverer {
     private readonly now: () => number = Date.now,
     /** A span per attempt, whose id the receiver gets as its traceparent's parent. */
     private readonly tracing: Tracing = NO_TRACING,
+    /** Flow control per target; null: none (requests are bounded only by the dispatcher's per-origin cap). */
+    private readonly flows: TargetFlows | null = null,
   ) {}
 
   policyOf(target: RouteTarget): Readonly<RetryPolicy> {
@@ -85,6 +89,19 @@ export class Deliverer {
 
   /** `traceparent`: the attempt span's, sent in place of the stored one (null when tracing is off). */
   private async send(record: EventRecord, target: RouteTarget, traceparent: string | null): Promise<DispatchResult> {
+    const flows = this.flows;
+    if (flows === null) return this.sendNow(record, target, traceparent);
+    const permit: FlowPermit = flows.tryAcquire(target) ?? (await flows.acquire(target));
+    let result: DispatchResult | null = null;
+    try {
+      result = await this.sendNow(record, target, traceparent);
+      return result;
+    } finally {
+      flows.release(permit, result, target.settings.timeoutMs);
+    }
+  }
+
+  private async sendNow(record: EventRecord, target: RouteTarget, traceparent: string | null): Promise<DispatchResult> {
     let plan: SigningPlan;
     try {
       const planned = this.plans.planFor(record);

@@ -30,6 +30,14 @@ export interface Exchange {
   /** The status answered (0 until then) and the catalog code of an error answer. */
   readonly status: number;
   readonly errorCode: string | null;
+  /**
+   * What ingress tells the metrics about an event it answered, read by the
+   * answered-channel subscriber (one message per request, src/observability/ingress-metrics.ts):
+   * the accepted event's queue and body bytes (null / -1 otherwise), the
+   * append's duration in ms (-1 when not timed: nobody subscribed, or no append),
+   * and whether the answer replayed an Idempotency-Key's first event id.
+   */
+  ingress: IngressOutcome;
   body: Promise<Buffer>;
   aborted: boolean;
   answered: boolean;
@@ -39,6 +47,14 @@ export interface Exchange {
   sendError(err: ServiceError, extraHeaders?: Record<string, string>, closeConnection?: boolean): void;
 }
 
+
+/** See Exchange.ingress: plain fields written by ingress before it answers, so the answer is the only message. */
+export interface IngressOutcome {
+  queue: { readonly tenantPublicId: string; readonly queueName: string } | null;
+  bytes: number;
+  appendMs: number;
+  replayed: boolean;
+}
 
 /**
  * Shared by a node's exchanges: once `closing` (the node is shutting down and
@@ -89,6 +105,8 @@ class UwsExchange implements Exchange {
   answered = false;
   status = 0;
   errorCode: string | null = null;
+  // Allocated with the exchange (one object of a stable shape) so the metrics read it without checks.
+  ingress: IngressOutcome = { queue: null, bytes: -1, appendMs: -1, replayed: false };
   /** Set while a body is being read: rejects it when the client goes away. */
   abortBody: (() => void) | null = null;
   private remote: string | null = null;

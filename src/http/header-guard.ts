@@ -10,6 +10,8 @@ const LINGER_MS = 5_000;
 /** uWS's own HTTP idle timeout, kept by the front for the connections it owns. */
 const IDLE_MS = 10_000;
 const SWEEP_MS = 1_000;
+/** The sweep's period while draining, when connections are waited for. */
+const DRAIN_SWEEP_MS = 25;
 /** Header fields one request may have (RFC 9110 sets no number; uWS 20.30 takes 48, the rest is packed). */
 export const MAX_HEADER_FIELDS = 100;
 
@@ -89,6 +91,9 @@ export class HeaderGuard {
   private clock = Date.now();
   private readonly limits: ParserLimits;
   private readonly timings: FrontTimings;
+  /** Where uWS listens: the node's own socket, then one per extra node thread (src/threads/). */
+  private upstreams: string[];
+  private nextUpstream = 0;
 
   constructor(private readonly options: HeaderGuardOptions) {
     const { events, other } = options.bodyLimits;
@@ -99,6 +104,16 @@ export class HeaderGuard {
       bodyLimit: (target) => (target.startsWith('/events/') ? events : other),
     };
     this.timings = { idleMs: options.idleMs ?? IDLE_MS, lingerMs: options.lingerMs ?? LINGER_MS, now: () => this.clock };
+    this.upstreams = [options.upstreamPath];
+  }
+
+  /**
+   * The uWS sockets to relay to, taken in turn by each private connection the
+   * guard opens (a threaded node: one per thread). A thread that went away is
+   * dropped here by its node; connections already open to it end with it.
+   */
+  setUpstreams(paths: readonly string[]): void {
+    if (paths.length > 0) this.upstreams = [...paths];
   }
 
   listen(): Promise<number> {
@@ -121,6 +136,31 @@ export class HeaderGuard {
     this.server = null;
   }
 
+  /**
+   * After close(): sweeps often, ends connections that sit idle for `idleMs`
+   * and calls `onEmpty` once none is left open. Busy connections end with
+   * their next answer. Closing only connections that have been idle a while
+   * keeps small the window in which a client reuses one just as it is closed
+   * (a request that would be cut off).
+   */
+  drain(idleMs: number, onEmpty: () => void): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    const check = () => {
+      this.clock = Date.now();
+      let open = 0;
+      for (const connection of this.connections) {
+        connection.closeIfIdle(this.clock, idleMs);
+        if (connection.open) open++;
+      }
+      if (open > 0) return;
+      if (this.sweeper) clearInterval(this.sweeper);
+      this.sweeper = setInterval(() => this.sweep(), SWEEP_MS).unref();
+      onEmpty();
+    };
+    this.sweeper = setInterval(check, DRAIN_SWEEP_MS).unref();
+    check();
+  }
+
   /** Ends every connection at once (after the drain). */
   destroyAll(): void {
     for (const socket of this.sockets) socket.destroy();
@@ -130,7 +170,7 @@ export class HeaderGuard {
   private accept(client: Socket): void {
     this.sockets.add(client);
     const open = () => {
-      const socket = connect(this.options.upstreamPath);
+      const socket = connect(this.upstreams[this.nextUpstream++ % this.upstreams.length]!);
       return { socket, preamble: proxyHeader(client.remoteAddress ?? '', client.remotePort ?? 0, client.localAddress ?? '', client.localPort ?? 0) };
     };
     const connection = new FrontConnection(client, this.limits, this.timings, open, () => {

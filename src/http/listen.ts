@@ -16,6 +16,14 @@ const GUARD_WORKER = process.env.STREAMGATE_GUARD_WORKER
   ? pathToFileURL(process.env.STREAMGATE_GUARD_WORKER)
   : new URL(import.meta.url.endsWith('.ts') ? '../workers/header-guard-worker.ts' : '../workers/header-guard-worker.js', import.meta.url);
 
+/**
+ * While draining, a kept-alive connection idle this long is closed by the
+ * guard. A client that sends on it at that very moment would see its request
+ * cut off (HTTP/1.1's keep-alive race); one that is busy never sits this long,
+ * and gets `connection: close` on its next answer instead.
+ */
+const DRAIN_IDLE_MS = 500;
+
 /** Largest request head the header guard buffers (request line and headers). */
 export const GUARD_MAX_HEAD_BYTES = 16_384;
 
@@ -23,10 +31,22 @@ export interface PublicListener {
   port: number;
   /** Stops accepting connections. */
   close(): void;
+  /**
+   * After close(): waits until the open connections have ended (busy ones
+   * with their next answer, idle ones closed by the listener), or `deadline`.
+   */
+  drainConnections(deadline: number): Promise<void>;
   /** Ends connections still open (after the drain). */
   destroyConnections(): void;
   /** Test hook: ends the guard thread as a crash would (it is started again). */
   __terminateGuard?(): Promise<void>;
+  /**
+   * With the header guard: the private folder of uWS's socket, where a
+   * threaded node's other threads put theirs (src/threads/).
+   */
+  privateDir?: string;
+  /** With the header guard: relay to these threads' uWS sockets too, in turn with this one's. */
+  setThreadUpstreams?(paths: readonly string[]): void;
 }
 
 function listenUws(app: uWS.TemplatedApp, host: string, port: number): Promise<uWS.us_listen_socket> {
@@ -40,12 +60,15 @@ function listenUws(app: uWS.TemplatedApp, host: string, port: number): Promise<u
  * directly. With it (server.headerGuard), uWS listens on a Unix socket in a
  * private temporary folder and the guard owns the public port.
  */
-export async function listenPublic(app: uWS.TemplatedApp, server: Readonly<Config['server']>, log: Logger): Promise<PublicListener> {
+export async function listenPublic(app: uWS.TemplatedApp, server: Readonly<Omit<Config['server'], 'threads'>>, log: Logger): Promise<PublicListener> {
   if (!server.headerGuard) {
     const token = await listenUws(app, server.host, server.port);
     return {
       port: uWS.us_socket_local_port(token as unknown as uWS.us_socket),
       close: () => uWS.us_listen_socket_close(token),
+      // uWS does not show its idle connections: answers carry `connection: close`
+      // while the node closes, idle ones end with the process (the guard does better).
+      drainConnections: async () => {},
       destroyConnections: () => {},
     };
   }
@@ -60,12 +83,15 @@ export async function listenPublic(app: uWS.TemplatedApp, server: Readonly<Confi
   const bodyLimits = { events: server.maxBodyBytes, other: server.maxManagementBodyBytes };
   let stopping = false;
   let guard: Worker;
+  let upstreams: string[] = [path];
   /** Starts a guard thread on `port`; resolves with the port it bound. */
   const startGuard = async (port: number): Promise<number> => {
     const worker = new Worker(GUARD_WORKER, {
       workerData: { host: server.host, port, upstreamPath: path, maxHeadBytes: GUARD_MAX_HEAD_BYTES, bodyLimits },
     });
     guard = worker;
+    // A guard started again relays to every thread, not only this one.
+    if (upstreams.length > 1) worker.postMessage({ type: 'upstreams', paths: upstreams });
     worker.on('error', (err) => log.error({ err }, 'header guard thread failed'));
     const bound = await new Promise<number>((resolve, reject) => {
       worker.once('message', (msg: { type: string; port?: number; message?: string }) =>
@@ -94,12 +120,33 @@ export async function listenPublic(app: uWS.TemplatedApp, server: Readonly<Confi
   }
   return {
     port,
+    privateDir: dir,
+    setThreadUpstreams: (paths) => {
+      upstreams = [path, ...paths];
+      guard.postMessage({ type: 'upstreams', paths: upstreams });
+    },
     close: () => {
       stopping = true;
       guard.postMessage({ type: 'close' });
       uWS.us_listen_socket_close(token);
       rmSync(dir, { recursive: true, force: true });
     },
+    drainConnections: (deadline) =>
+      new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          guard.off('message', onMessage);
+          guard.off('exit', done);
+          resolve();
+        };
+        const onMessage = (msg: { type: string }) => {
+          if (msg.type === 'drained') done();
+        };
+        const timer = setTimeout(done, Math.max(0, deadline - Date.now()));
+        guard.on('message', onMessage);
+        guard.once('exit', done);
+        guard.postMessage({ type: 'drain', idleMs: DRAIN_IDLE_MS });
+      }),
     __terminateGuard: async () => {
       await guard.terminate();
     },

@@ -4,7 +4,7 @@ import type { Exchange } from '../http/exchange.js';
 import { newEventId } from '../ids.js';
 import type { EventLogWriter } from '../log/event-log.js';
 import type { EventRecord } from '../log/event-record.js';
-import { acceptedChannel, appendChannel, replayedChannel } from '../observability/channels.js';
+import { answeredChannel } from '../observability/channels.js';
 import type { Tracing } from '../observability/tracing.js';
 import { extractContext } from './event-context.js';
 import { checkHeaderValues, checkIdempotencyKey, refuseAmbiguousFraming } from './header-check.js';
@@ -109,19 +109,19 @@ function authenticate(deps: PostEventDeps, exchange: Exchange, queue: QueueView)
 }
 
 function append(deps: PostEventDeps, exchange: Exchange, record: EventRecord): Promise<void> {
-  if (deps.tracing.enabled) return deps.tracing.step(exchange, 'ingress append', () => appendRecord(deps, record));
-  return appendRecord(deps, record);
+  if (deps.tracing.enabled) return deps.tracing.step(exchange, 'ingress append', () => appendRecord(deps, exchange, record));
+  return appendRecord(deps, exchange, record);
 }
 
-async function appendRecord(deps: PostEventDeps, record: EventRecord): Promise<void> {
-  const started = appendChannel.hasSubscribers ? performance.now() : 0;
+async function appendRecord(deps: PostEventDeps, exchange: Exchange, record: EventRecord): Promise<void> {
+  // Timed only for the metrics, which read it from the answer (Exchange.ingress).
+  const started = answeredChannel.hasSubscribers ? performance.now() : 0;
   try {
     await deps.log.append(record);
   } catch {
-    if (started !== 0) appendChannel.publish({ durationMs: performance.now() - started, ok: false });
     throw new ServiceError('unavailable', 'The event log did not acknowledge the event; it was not accepted.');
   }
-  if (started !== 0) appendChannel.publish({ durationMs: performance.now() - started, ok: true });
+  if (started !== 0) exchange.ingress.appendMs = performance.now() - started;
 }
 
 /** The Idempotency-Key path: append only as the winner of the key; a duplicate replays the first id. */
@@ -130,7 +130,7 @@ async function appendOnce(deps: PostEventDeps, exchange: Exchange, queue: QueueV
   const scope = sandbox ? `sb:${queue.queueId}` : queue.queueId;
   const claim = await deps.idempotency.claim(scope, key, record.id, queue.settings.dedupWindowSeconds);
   if (claim.kind === 'replay') {
-    if (replayedChannel.hasSubscribers) replayedChannel.publish(queue);
+    exchange.ingress.replayed = true;
     exchange.send(202, `{"eventId":"${claim.eventId}","replayed":true}`, JSON_HEADERS);
     return;
   }
@@ -151,11 +151,11 @@ async function appendOnce(deps: PostEventDeps, exchange: Exchange, queue: QueueV
 }
 
 function accepted(exchange: Exchange, queue: QueueView, record: EventRecord): void {
+  const outcome = exchange.ingress;
+  outcome.queue = queue;
+  outcome.bytes = record.body.length;
   // Event ids are base64url: no JSON escaping needed.
   exchange.send(202, `{"eventId":"${record.id}"}`, JSON_HEADERS);
-  if (acceptedChannel.hasSubscribers) {
-    acceptedChannel.publish({ eventId: record.id, tenantPublicId: queue.tenantPublicId, queueName: queue.queueName, bytes: record.body.length });
-  }
 }
 
 // No workspace id or queue name holds a control character or runs past 200

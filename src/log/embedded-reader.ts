@@ -97,8 +97,9 @@ export class EmbeddedReader implements EventLogReader {
     });
   }
 
-  async commit(partition: number, nextOffset: bigint): Promise<void> {
-    await this.store.commits.put([this.options.group, partition], Number(nextOffset));
+  async commit(points: ReadonlyArray<readonly [partition: number, nextOffset: bigint]>): Promise<void> {
+    // Puts of one turn share one LMDB write transaction.
+    await Promise.all(points.map(([partition, nextOffset]) => this.store.commits.put([this.options.group, partition], Number(nextOffset))));
   }
 
   lag(): PartitionLag[] {

@@ -58,8 +58,12 @@ export interface EventLogReader {
   /** The partitions this member owns now, with their lag (as of the last fetch on Kafka). */
   lag(): PartitionLag[];
   start(handlerFor: (partition: number) => PartitionHandler): Promise<void>;
-  /** Records `nextOffset` as where this consumer group resumes in `partition`. */
-  commit(partition: number, nextOffset: bigint): Promise<void>;
+  /**
+   * Records where this consumer group resumes, for several partitions at once
+   * (one request to the log, not one per partition): [partition, nextOffset].
+   * Partitions this reader no longer owns are left out.
+   */
+  commit(points: ReadonlyArray<readonly [partition: number, nextOffset: bigint]>): Promise<void>;
   /** Stops fetching new entries (drain); commits still work. */
   pause(): void;
   stop(): Promise<void>;

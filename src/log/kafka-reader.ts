@@ -327,12 +327,16 @@ export class KafkaReader implements EventLogReader {
     }
   }
 
-  async commit(partition: number, nextOffset: bigint): Promise<void> {
+  async commit(points: ReadonlyArray<readonly [partition: number, nextOffset: bigint]>): Promise<void> {
     // Not ours any more: the new owner commits from where it stands.
-    if (!this.owned.has(partition)) return;
-    await this.consumer.commit({ offsets: [{ topic: this.topic, partition, offset: nextOffset, leaderEpoch: -1 }] });
-    const state = this.owned.get(partition);
-    if (state) state.committed = nextOffset;
+    const mine = points.filter(([partition]) => this.owned.has(partition));
+    if (mine.length === 0) return;
+    // One OffsetCommit for every partition: a request per partition and flush cost more than the fetches.
+    await this.consumer.commit({ offsets: mine.map(([partition, offset]) => ({ topic: this.topic, partition, offset, leaderEpoch: -1 })) });
+    for (const [partition, offset] of mine) {
+      const state = this.owned.get(partition);
+      if (state) state.committed = offset;
+    }
   }
 
   lag(): PartitionLag[] {

@@ -165,7 +165,7 @@ function checkName(name: string, field: string): string {
   return name;
 }
 
-function queueJson(ws: WorkspaceRow, row: QueueRow) {
+export function queueJson(ws: WorkspaceRow, row: QueueRow) {
   return {
     publicId: row.publicId,
     name: row.name,
@@ -177,7 +177,7 @@ function queueJson(ws: WorkspaceRow, row: QueueRow) {
 }
 
 /** Secrets are write-only: responses say which auth mode is set, never its secret. */
-function targetJson(row: TargetRow, defaultTimeoutMs: number) {
+export function targetJson(row: TargetRow, defaultTimeoutMs: number) {
   const auth = row.settings.auth ?? { mode: 'none' as const };
   return {
     publicId: row.publicId,
@@ -190,8 +190,11 @@ function targetJson(row: TargetRow, defaultTimeoutMs: number) {
     timeoutMs: row.settings.timeoutMs ?? defaultTimeoutMs,
     groupKeyHeader: row.settings.groupKeyHeader ?? null,
     retryPolicy: row.settings.retryPolicy ?? null,
+    maxConcurrency: row.settings.maxConcurrency ?? null,
+    maxRatePerSecond: row.settings.maxRatePerSecond ?? null,
     disabled: row.disabledAt !== null,
     disabledReason: row.disabledReason,
+    disabledAt: row.disabledAt?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ManagementAuth } from '../auth/management-auth.js';
-import { deliveryStream } from '../delivery/delivery-stream.js';
 import { ServiceError } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
 import type { FoundRecord } from '../log/event-log.js';
@@ -12,6 +11,8 @@ import type { WorkspaceRow } from '../storage/topology-repo.js';
 import { FieldReader, readJsonObject } from './json-body.js';
 import { decodePathSegment } from '../http/path-segment.js';
 import { eventIdTime } from '../ids.js';
+import { redeliver } from './redeliver.js';
+import { eventContent } from './event-content.js';
 
 /** Events listed by one sandbox run answer, at most. */
 const RUN_LIMIT = 1000;
@@ -61,7 +62,10 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     const ws = await access(ex);
     const event = await findEvent(ws, decodePathSegment(ex.params[1]!), ex);
     if (!event) throw new ServiceError('not_found', 'No such event.');
-    ex.sendJson(200, eventJson(ws, event));
+    // Headers and body live only in the log: read the record back at its offset.
+    const bytes = await ctx.eventLog.readAt(event.logPartition, event.logOffset).catch(() => null);
+    const record = bytes ? decodeEvent(bytes) : null;
+    ex.sendJson(200, { ...eventJson(ws, event), ...eventContent(record && record.id === event.eventId ? record : null) });
   });
 
   /** The attempt log's view of an event; failing that, the event log's (delivery has not consumed it yet). */
@@ -108,13 +112,12 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     }
     if (targets.length === 0) throw new ServiceError('conflict', 'The event was routed to no target that still exists.');
 
-    const bytes = await ctx.eventLog.readAt(event.logPartition, event.logOffset);
-    if (!bytes || decodeEvent(bytes).id !== event.eventId) {
+    const { gone } = await redeliver(ctx, { redeliveries, log }, [
+      { eventId: event.eventId, targetIds: targets.map((t) => t.id), logPartition: event.logPartition, logOffset: event.logOffset },
+    ]);
+    if (gone.length > 0) {
       throw new ServiceError('conflict', 'The event log no longer holds this event (retention), so it cannot be delivered again.');
     }
-    const stream = deliveryStream(ctx.config.kafka);
-    await redeliveries.request(targets.map((t) => ({ stream, partition: event.logPartition, targetId: t.id, seq: event.logOffset, eventId: event.eventId, record: bytes })));
-    await log.markPending(event.eventId, targets.map((t) => t.id), stream, event.logPartition, event.logOffset);
     ex.sendJson(202, { eventId: event.eventId, targets: targets.map((t) => ({ target: t.name, targetPublicId: t.publicId, status: 'pending' })) });
   });
 

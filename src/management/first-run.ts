@@ -1,6 +1,8 @@
 import type { Sql } from '../storage/db.js';
 import { LicenseRepo } from '../storage/license-repo.js';
 import { TopologyRepo } from '../storage/topology-repo.js';
+import { ConsoleSessionRepo } from '../storage/console-session-repo.js';
+import { createLinkToken, linkUrl } from '../auth/console-sessions.js';
 
 export interface FirstRunInfo {
   licensePublicId: string;
@@ -9,6 +11,8 @@ export interface FirstRunInfo {
   ingressKey: string;
   queue: string;
   targetUrl: string | null;
+  /** A one-time console sign-in link token for the new workspace's Owner (10 minutes). */
+  consoleLinkToken: string;
 }
 
 /**
@@ -36,7 +40,9 @@ export async function firstRunBootstrap(sql: Sql, port: number, withSink: boolea
       const target = await topology.upsertTarget(workspace.id, 'sink', targetUrl, {});
       await topology.addRoute(queue.row.id, target.row.id);
     }
+    const link = await createLinkToken(new ConsoleSessionRepo(tx as unknown as Sql), workspace.id, 'Owner');
     return {
+      consoleLinkToken: link.token,
       licensePublicId: license.publicId,
       tenantPublicId: workspace.publicId,
       buildKey: build.wire,
@@ -47,9 +53,13 @@ export async function firstRunBootstrap(sql: Sql, port: number, withSink: boolea
   });
 }
 
-/** What `streamgate start` prints after a first-run bootstrap (keys shown this once). */
-export function firstRunMessage(info: FirstRunInfo, port: number): string {
+/**
+ * What `streamgate start` prints after a first-run bootstrap (keys shown this
+ * once). `publicUrl` (console.publicUrl) is where browsers reach the console.
+ */
+export function firstRunMessage(info: FirstRunInfo, port: number, publicUrl = ''): string {
   const base = `http://127.0.0.1:${port}`;
+  const consoleBase = publicUrl || base;
   const lines = [
     '',
     'streamgate: first run, created a workspace and keys. The keys are shown this once; keep them.',
@@ -65,6 +75,12 @@ export function firstRunMessage(info: FirstRunInfo, port: number): string {
     `    -H 'X-Api-Key: ${info.ingressKey}' -H 'Content-Type: application/json' \\`,
     `    -d '{"hello":"world"}'`,
   ];
+  lines.push(
+    'Open the console:',
+    `  ${consoleBase}/console/`,
+    '  sign in as the Owner with this one-time link (valid 10 minutes; later: streamgate admin console-link):',
+    `  ${linkUrl(consoleBase, info.consoleLinkToken)}`,
+  );
   if (info.targetUrl) lines.push('See it delivered:', `  curl ${base}/dev/sink`);
   return `${lines.join('\n')}\n`;
 }

@@ -15,13 +15,27 @@ import { SigningKeyRepo } from '../storage/signing-key-repo.js';
 import { KeyRepo } from '../storage/key-repo.js';
 import { QueueLookupRepo } from '../storage/queue-lookup-repo.js';
 import { registerEventsApi } from './events-api.js';
+import { registerEventListApi } from './event-list-api.js';
+import { registerLicenseApi } from './license-api.js';
+import { registerRedeliveryJobsApi } from './redelivery-jobs-api.js';
+import { registerTopologyListsApi } from './topology-lists-api.js';
+import { ConsoleSessions } from '../auth/console-sessions.js';
+import { ConsoleSessionRepo } from '../storage/console-session-repo.js';
+import { OidcClient } from '../auth/oidc-client.js';
+import { registerConsoleApi } from './console-api.js';
+import { registerConsoleStatic } from './console-static.js';
 
 /** Registers the management API routes: the configuration API (/v1) and the producer API (/waas). */
 export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle> {
-  const auth = new ManagementAuth(ctx.keys, ctx.topology, {
-    verifier: new ConsoleJwtVerifier(ctx.config.auth.console),
-    memberships: new MembershipRepo(ctx.sql),
-  });
+  const verifier = new ConsoleJwtVerifier(ctx.config.auth.console);
+  const consoleConfig = ctx.config.console;
+  const sessions = new ConsoleSessions(new ConsoleSessionRepo(ctx.sql), ctx.keys, consoleConfig.sessionTtlSeconds);
+  const auth = new ManagementAuth(
+    ctx.keys,
+    ctx.topology,
+    { verifier, memberships: new MembershipRepo(ctx.sql) },
+    { sessions, publicUrl: consoleConfig.publicUrl },
+  );
   registerConfigApi(ctx.router, {
     auth,
     topology: ctx.topology,
@@ -53,5 +67,25 @@ export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle>
     maxBodyBytes: ctx.config.server.maxManagementBodyBytes,
   });
   registerEventsApi(ctx, auth);
-  return { drain: async () => {} };
+  // The console's lists and bulk redelivery (issue 14).
+  registerLicenseApi(ctx.router, { auth, licenses: new LicenseRepo(ctx.sql), keys: new KeyRepo(ctx.sql) });
+  registerTopologyListsApi(ctx.router, {
+    auth,
+    topology: ctx.topology,
+    signingKeys: new SigningKeyRepo(ctx.sql),
+    bus: ctx.bus,
+    defaultTimeoutMs: ctx.config.delivery.timeoutMs,
+  });
+  registerEventListApi(ctx, auth);
+  const redeliveryJobs = registerRedeliveryJobsApi(ctx, auth);
+  const { issuer, audience } = ctx.config.auth.console;
+  registerConsoleApi(ctx.router, {
+    sessions,
+    keys: ctx.keys,
+    oidc: issuer ? new OidcClient({ issuer, clientId: audience, clientSecret: consoleConfig.oidcClientSecret }, verifier) : null,
+    publicUrl: consoleConfig.publicUrl,
+    log: ctx.log,
+  });
+  registerConsoleStatic(ctx.router, consoleConfig.dir);
+  return { drain: () => redeliveryJobs.drain() };
 }

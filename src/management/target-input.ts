@@ -9,6 +9,10 @@ import { FieldReader } from './json-body.js';
 const MAX_DELAY_SECONDS = 7 * 86_400;
 const MAX_HORIZON_SECONDS = 30 * 86_400;
 const MAX_SCHEDULE_STEPS = 50;
+/** Bounds of a target's flow-control ceilings (docs/flow-control.md); migration 060 checks the same. */
+export const MAX_CONCURRENCY = 10_000;
+export const MIN_RATE_PER_SECOND = 0.01;
+export const MAX_RATE_PER_SECOND = 100_000;
 
 /**
  * Reads and validates the body of `PUT /v1/tenants/{tenant}/targets/{name}`
@@ -16,11 +20,19 @@ const MAX_SCHEDULE_STEPS = 50;
  * alone can break (see src/routing/header-rules.ts).
  */
 export function readTarget(body: Record<string, unknown>): { url: string; settings: Partial<TargetSettings> } {
-  const r = new FieldReader(body, ['url', 'auth', 'staticHeaders', 'timeoutMs', 'retryPolicy', 'groupKeyHeader']);
+  const r = new FieldReader(body, ['url', 'auth', 'staticHeaders', 'timeoutMs', 'retryPolicy', 'groupKeyHeader', 'maxConcurrency', 'maxRatePerSecond']);
   const url = r.string('url', { required: true, max: 2048 }) ?? '';
   const settings: Partial<TargetSettings> = {};
   const timeoutMs = r.integer('timeoutMs', 100, 600_000);
   if (timeoutMs !== undefined) settings.timeoutMs = timeoutMs;
+  const maxConcurrency = r.integer('maxConcurrency', 1, MAX_CONCURRENCY);
+  if (maxConcurrency !== undefined) settings.maxConcurrency = maxConcurrency;
+  const rate = r.raw('maxRatePerSecond');
+  if (rate !== undefined && rate !== null) {
+    if (typeof rate !== 'number' || !Number.isFinite(rate) || rate < MIN_RATE_PER_SECOND || rate > MAX_RATE_PER_SECOND) {
+      r.problem('maxRatePerSecond', `must be a number from ${MIN_RATE_PER_SECOND} to ${MAX_RATE_PER_SECOND}`);
+    } else settings.maxRatePerSecond = rate;
+  }
   if (r.has('auth')) {
     const auth = readAuth(r.raw('auth'));
     if (typeof auth === 'string') r.problem('auth', auth);

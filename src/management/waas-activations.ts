@@ -1,7 +1,7 @@
 import { ServiceError } from '../errors.js';
 import type { Router } from '../http/router.js';
 import { FieldReader } from './json-body.js';
-import { groupKeyField, noContent, PUBLIC_ID, published, readBody, writer, type WaasDeps } from './waas-context.js';
+import { groupKeyField, noContent, param, PUBLIC_ID, published, readBody, readQuery, writer, type WaasDeps } from './waas-context.js';
 
 const FIELDS = ['producerTenantPublicId', 'groupKey', 'integrationPublicId'] as const;
 
@@ -32,6 +32,20 @@ export function registerWaasActivations(router: Router, deps: WaasDeps): void {
     const { row, created, changed } = await deps.activations.activate(ws.id, triple.groupKey, integration.id);
     if (changed) await published(deps);
     ex.sendJson(created ? 201 : 200, { publicId: row.publicId, groupKey: row.groupKey, status: row.status, integrationPublicId: integration.publicId });
+  });
+
+  // Extension (the console lists them): the producer's activations, by group key.
+  router.add('get', '/waas/producer/:tenant/activations', opts, async (ex) => {
+    const ws = await deps.auth.waasWorkspace(await deps.auth.authenticateCaller(ex), param(ex, 0), 'read');
+    const query = readQuery(ex, ['groupKey', 'integration'] as const);
+    let integrationId: string | undefined;
+    if (query.integration !== undefined) {
+      const integration = await deps.integrations.byPublicId(query.integration);
+      if (!integration || integration.producerWorkspaceId !== ws.id) throw new ServiceError('not_found', 'No such integration.');
+      integrationId = integration.id;
+    }
+    const rows = await deps.activations.list(ws.id, { ...(query.groupKey !== undefined ? { groupKey: query.groupKey } : {}), ...(integrationId ? { integrationId } : {}) });
+    ex.sendJson(200, { data: rows });
   });
 
   router.add('del', '/waas/activations', opts, async (ex) => {

@@ -7,7 +7,8 @@ import { noContent, param, published, writer, type WaasDeps } from './waas-conte
 
 /**
  * Blocks (reference §3, §4): one integration opted out of one stream or one
- * package. All four calls are idempotent and answer 204; un-blocks never 404.
+ * package. All four writes are idempotent and answer 204; un-blocks never 404.
+ * The GET reads them back (an extension the console needs).
  * What a block does to subscriptions follows from src/routing/block-coverage.ts;
  * every change invalidates the routing gate before the answer, so events
  * accepted afterwards are routed on the new state.
@@ -22,6 +23,24 @@ export function registerWaasBlocks(router: Router, deps: WaasDeps): void {
     if (!integration || integration.producerWorkspaceId !== ws.id) throw new ServiceError('not_found', 'No such integration.');
     return integration;
   };
+
+  // What is stored, and what it pauses now: the console shows both after a reload.
+  router.add('get', base, opts, async (ex) => {
+    const ws = await deps.auth.waasWorkspace(await deps.auth.authenticateCaller(ex), param(ex, 0), 'read');
+    const integration = await integrationOf(ws, ex);
+    const [stored, ledger, subscriptions] = await Promise.all([
+      deps.blocks.ofIntegration(integration.id),
+      deps.blocks.ledgerOfProducer(ws.id),
+      deps.integrations.subscriptionsOf([integration.id]),
+    ]);
+    ex.sendJson(200, {
+      streams: stored.streams.map((b) => ({ catalogEntryPublicId: b.catalogEntryPublicId, name: b.name, blockedAt: b.blockedAt.toISOString() })),
+      packages: stored.packages.map((b) => ({ packagePublicId: b.packagePublicId, name: b.name, blockedAt: b.blockedAt.toISOString() })),
+      pausedSubscriptions: subscriptions
+        .map((s) => ({ publicId: s.publicId, catalogEntryPublicId: s.catalogEntryPublicId, status: ledger.status(integration.id, s.catalogEntryId) }))
+        .filter((s) => s.status === 'paused'),
+    });
+  });
 
   router.add('post', `${base}/streams/:catalogEntryPublicId`, opts, async (ex) => {
     const ws = await scope(ex);

@@ -97,6 +97,26 @@ export function groupKeyField(r: FieldReader, maxBytes: number): string | undefi
   return value;
 }
 
+/**
+ * The query parameters of a /waas read: each at most once, none but `allowed`.
+ * Anything else is a 400 naming each offending parameter, not a silently
+ * wider answer.
+ */
+export function readQuery<K extends string>(ex: Exchange, allowed: readonly K[]): Partial<Record<K, string>> {
+  const query = new URLSearchParams(ex.query);
+  const problems: FieldProblem[] = [];
+  const out: Partial<Record<K, string>> = {};
+  for (const name of new Set(query.keys())) {
+    const values = query.getAll(name);
+    if (!(allowed as readonly string[]).includes(name)) problems.push({ field: name, problem: 'is not a parameter of this request' });
+    else if (values.length !== 1) problems.push({ field: name, problem: 'must be given at most once' });
+    else if (values[0]!.includes('\u0000')) problems.push({ field: name, problem: 'must not contain NUL characters' });
+    else out[name as K] = values[0]!;
+  }
+  if (problems.length > 0) throw new ServiceError('validation_failed', `The query is not valid: ${problems.map((p) => `${p.field} ${p.problem}`).join('; ')}.`, problems);
+  return out;
+}
+
 export function noContent(ex: Exchange): void {
   ex.send(204, '');
 }

@@ -5,7 +5,7 @@ import type { Router } from '../http/router.js';
 import { randomBytesPooled } from '../ids.js';
 import type { AcceptInto, IntegrationRow } from '../storage/waas-integration-repo.js';
 import { FieldReader } from './json-body.js';
-import { param, PUBLIC_ID, published, readBody, writer, type WaasDeps } from './waas-context.js';
+import { param, PUBLIC_ID, published, readBody, readQuery, writer, type WaasDeps } from './waas-context.js';
 
 const EMAIL = /^[^\s@<>",;]{1,64}@[^\s@<>",;]+\.[^\s@<>",;]+$/;
 
@@ -45,6 +45,44 @@ export function registerWaasIntegrations(router: Router, deps: WaasDeps): void {
         subscriptions: subscriptions
           .filter((s) => s.integrationId === i.id)
           .map((s) => ({ catalogEntryPublicId: s.catalogEntryPublicId, status: ledger.status(i.id, s.catalogEntryId) })),
+      })),
+    });
+  });
+
+  // Extension: the receiving side's list, so a partner needs no ids to find its integrations.
+  router.add('get', '/waas/integrations', opts, async (ex) => {
+    const caller = await deps.auth.authenticateCaller(ex);
+    const query = readQuery(ex, ['licensePublicId', 'receivingTenantPublicId'] as const);
+    const lic = query.licensePublicId;
+    const tenant = query.receivingTenantPublicId;
+    if (lic === undefined && tenant === undefined) {
+      throw new ServiceError('validation_failed', 'Name the license (licensePublicId) or the receiving workspace (receivingTenantPublicId).', [
+        { field: 'licensePublicId', problem: 'is required without receivingTenantPublicId' },
+      ]);
+    }
+    let licenseId: string;
+    let workspaceIds: string[] | null;
+    if (lic !== undefined) {
+      ({ licenseId, workspaceIds } = await deps.auth.licenseScopeOf(caller, lic));
+      if (tenant !== undefined) {
+        const ws = await deps.topology.workspaceByPublicId(tenant);
+        if (!ws || ws.licenseId !== licenseId || (workspaceIds !== null && !workspaceIds.includes(ws.id))) throw new ServiceError('not_found', 'No such workspace in that license.');
+        workspaceIds = [ws.id];
+      }
+    } else {
+      const ws = await deps.auth.waasWorkspace(caller, tenant!, 'read');
+      licenseId = ws.licenseId;
+      workspaceIds = [ws.id];
+    }
+    const rows = await deps.integrations.receivedInLicense(licenseId, workspaceIds);
+    const subscriptions = await deps.integrations.subscriptionsOf(rows.map((i) => i.id));
+    ex.sendJson(200, {
+      data: rows.map((i) => ({
+        integrationPublicId: i.publicId,
+        producerTenantPublicId: i.producerTenantPublicId,
+        receivingTenantPublicId: i.receivingTenantPublicId,
+        status: i.status,
+        subscriptions: subscriptions.filter((s) => s.integrationId === i.id).length,
       })),
     });
   });

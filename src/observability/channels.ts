@@ -1,4 +1,5 @@
 import diagnostics_channel from 'node:diagnostics_channel';
+import type { IngressOutcome } from '../http/exchange.js';
 import type { EventRecord } from '../log/event-record.js';
 import type { RouteTarget } from '../routing/route-table.js';
 
@@ -22,15 +23,7 @@ export interface AttemptMessage {
   durationMs: number;
 }
 
-export interface AcceptedMessage {
-  eventId: string;
-  tenantPublicId: string;
-  queueName: string;
-  bytes: number;
-}
-
 export const attemptChannel = diagnostics_channel.channel('streamgate:delivery:attempt');
-export const acceptedChannel = diagnostics_channel.channel('streamgate:ingress:accepted');
 
 /** An HTTP answer: the exchange itself (no copy per request); `route` is the registered pattern. */
 export interface AnsweredMessage {
@@ -39,12 +32,8 @@ export interface AnsweredMessage {
   readonly status: number;
   /** The error catalog code of an error answer; null otherwise. */
   readonly errorCode: string | null;
-}
-
-/** One append to the event log as ingress saw it (enqueue to acknowledgement). */
-export interface AppendMessage {
-  durationMs: number;
-  ok: boolean;
+  /** What ingress did with the event (POST /events…): see Exchange.ingress. */
+  readonly ingress: IngressOutcome;
 }
 
 /** One flush of the log writer: `records` in one produce request, `attempts` sends until settled. */
@@ -68,8 +57,6 @@ export interface RebalanceMessage {
 }
 
 export const answeredChannel = diagnostics_channel.channel('streamgate:http:answered');
-export const replayedChannel = diagnostics_channel.channel('streamgate:ingress:replayed');
-export const appendChannel = diagnostics_channel.channel('streamgate:ingress:append');
 export const produceChannel = diagnostics_channel.channel('streamgate:log:produce');
 export const brokerErrorChannel = diagnostics_channel.channel('streamgate:log:broker-error');
 export const rebalanceChannel = diagnostics_channel.channel('streamgate:log:rebalance');

@@ -121,6 +121,25 @@ export function deliveryMetrics(registry: Registry, subs: ChannelSubscriptions, 
     },
   });
   new Gauge({
+    name: 'streamgate_delivery_concurrency_limit',
+    help: origins
+      ? 'Flow control: requests the receiver origin may have open at once now (adaptive, the limits of its targets added up; docs/flow-control.md).'
+      : 'Flow control: requests open at once that the receivers allow now, all origins added up (per origin with metrics.perTarget).',
+    labelNames: origins ? ['origin'] : [],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const limits = sources.delivery?.concurrencyLimitByOrigin?.() ?? [];
+      if (!origins) {
+        let sum = 0;
+        for (const [, limit] of limits) sum += limit;
+        this.set(sum);
+        return;
+      }
+      for (const [origin, limit] of limits) this.inc({ origin: origins.label(origin) }, limit);
+    },
+  });
+  new Gauge({
     name: 'streamgate_attempt_log_backlog',
     help: 'Attempt-log entries buffered on this node, not yet written to Postgres.',
     registers: [registry],

@@ -1,6 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import type { QueueView } from '../ingress/queue-directory.js';
-import { acceptedChannel, answeredChannel, appendChannel, replayedChannel, type AcceptedMessage, type AnsweredMessage, type AppendMessage } from './channels.js';
+import { answeredChannel, type AnsweredMessage } from './channels.js';
 import type { ChannelSubscriptions } from './channel-subscriptions.js';
 import { FastHistogram, TallyCounter, type TallyCell } from './fast-metrics.js';
 import type { LabelCap } from './label-cap.js';
@@ -11,8 +10,8 @@ const APPEND_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 const EVENT_ROUTE = /^\/events\//;
 
 /**
- * HTTP and ingress series, fed by the answered / accepted / replayed / append
- * channels. `queues` is set when metrics.perTarget labels ingress by queue.
+ * HTTP and ingress series, fed by the answered channel: one message per
+ * request, the answer itself, which carries what ingress did with the event. `queues` is set when metrics.perTarget labels ingress by queue.
  * The subscribers run once per request: they bump cached cells, no label
  * hashing or string building (fast-metrics.ts).
  */
@@ -50,7 +49,23 @@ export function ingressMetrics(registry: Registry, subs: ChannelSubscriptions, s
 
   // route → method → status → cell. Route strings are the registered patterns
   // (one string object each), statuses small integers: three cheap lookups.
+  // One message per request: the answer carries what ingress did (Exchange.ingress).
   const byRoute = new Map<string, Map<string, Map<number, TallyCell>>>();
+  const replays = replayed.cell({});
+  type Cells = { events: TallyCell; bytes: TallyCell };
+  // Unlabelled unless metrics.perTarget: then one pair of cells per queue, made on first use.
+  const plain: Cells | null = queues ? null : { events: accepted.cell({}), bytes: bytes.cell({}) };
+  const byQueue = new Map<string, Cells>();
+  const cellsOf = (q: { tenantPublicId: string; queueName: string }): Cells => {
+    if (plain) return plain;
+    const key = `${q.tenantPublicId}/${q.queueName}`;
+    let cells = byQueue.get(key);
+    if (!cells) {
+      const queue = queues!.label(key);
+      byQueue.set(key, (cells = { events: accepted.cell({ queue }), bytes: bytes.cell({ queue }) }));
+    }
+    return cells;
+  };
   subs.on<AnsweredMessage>(answeredChannel, (ex) => {
     let byMethod = byRoute.get(ex.route);
     if (!byMethod) byRoute.set(ex.route, (byMethod = new Map()));
@@ -59,32 +74,18 @@ export function ingressMetrics(registry: Registry, subs: ChannelSubscriptions, s
     let cell = byStatus.get(ex.status);
     if (!cell) byStatus.set(ex.status, (cell = requests.cell({ route: ex.route || 'unmatched', method: ex.method, status: String(ex.status) })));
     cell.value++;
-    if (ex.errorCode !== null && EVENT_ROUTE.test(ex.route)) refused.cell({ code: ex.errorCode }).value++;
-  });
-  subs.on<AppendMessage>(appendChannel, (m) => {
+    if (ex.errorCode !== null) {
+      if (EVENT_ROUTE.test(ex.route)) refused.cell({ code: ex.errorCode }).value++;
+      return;
+    }
+    const outcome = ex.ingress;
     // Histograms carry no labels: a series per bucket per label value adds up fast.
-    if (m.ok) appendSeconds.observe(m.durationMs / 1000);
-  });
-  const replays = replayed.cell({});
-  subs.on<QueueView>(replayedChannel, () => replays.value++);
-  if (queues) {
-    const byQueue = new Map<string, { events: TallyCell; bytes: TallyCell }>();
-    subs.on<AcceptedMessage>(acceptedChannel, (m) => {
-      const key = `${m.tenantPublicId}/${m.queueName}`;
-      let cells = byQueue.get(key);
-      if (!cells) {
-        const queue = queues.label(key);
-        byQueue.set(key, (cells = { events: accepted.cell({ queue }), bytes: bytes.cell({ queue }) }));
-      }
+    if (outcome.appendMs >= 0) appendSeconds.observe(outcome.appendMs / 1000);
+    if (outcome.replayed) replays.value++;
+    else if (outcome.queue !== null) {
+      const cells = cellsOf(outcome.queue);
       cells.events.value++;
-      cells.bytes.value += m.bytes;
-    });
-  } else {
-    const events = accepted.cell({});
-    const total = bytes.cell({});
-    subs.on<AcceptedMessage>(acceptedChannel, (m) => {
-      events.value++;
-      total.value += m.bytes;
-    });
-  }
+      cells.bytes.value += outcome.bytes;
+    }
+  });
 }

@@ -4,6 +4,8 @@ import type { PartitionLag } from '../log/event-log.js';
 export interface DeliverySources {
   lanes(): { active: number; parked: number };
   inFlightByOrigin(): Array<[origin: string, active: number]>;
+  /** Flow control's current concurrency limit per origin (its targets' limits added up). */
+  concurrencyLimitByOrigin?(): Array<[origin: string, limit: number]>;
   /** Attempt-log entries buffered, not yet written to Postgres. */
   attemptLogBacklog(): number;
   /** The partitions this member owns and their lag. */

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import type { Config } from '../config/schema.js';
 import type { Sql } from '../storage/db.js';
 import { ChannelSubscriptions } from './channel-subscriptions.js';
@@ -6,6 +6,7 @@ import { deliveryMetrics } from './delivery-metrics.js';
 import { ingressMetrics } from './ingress-metrics.js';
 import { LabelCap } from './label-cap.js';
 import { logMetrics } from './log-metrics.js';
+import { processMetrics } from './process-metrics.js';
 import type { MetricSources } from './metric-sources.js';
 import { storeMetrics } from './store-metrics.js';
 
@@ -25,12 +26,19 @@ export interface NodeMetrics {
  */
 export function createNodeMetrics(config: Readonly<Config>, sources: MetricSources, sql: Sql): NodeMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'streamgate_' });
+  // Not prom-client's collectDefaultMetrics(): see process-metrics.ts for why.
+  const process = processMetrics(registry, config.metrics.eventLoopResolutionMs);
   const subs = new ChannelSubscriptions();
   const cap = () => (config.metrics.perTarget ? new LabelCap(config.metrics.maxTargets) : null);
   ingressMetrics(registry, subs, sources, cap());
   logMetrics(registry, subs, sources);
   deliveryMetrics(registry, subs, sources, cap(), cap());
   storeMetrics(registry, subs, sql, config.database.maxConnections);
-  return { registry, close: () => subs.close() };
+  return {
+    registry,
+    close: () => {
+      subs.close();
+      process.close();
+    },
+  };
 }

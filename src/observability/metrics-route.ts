@@ -1,6 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import uWS from 'uWebSockets.js';
-import type { Registry } from 'prom-client';
 import { ServiceError } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
 import { Router } from '../http/router.js';
@@ -14,7 +13,13 @@ const CHALLENGE = { 'www-authenticate': 'Bearer realm="metrics"' };
  * digests of equal length in constant time, so timing tells nothing about
  * the token's length or prefix.
  */
-export function metricsHandler(registry: Registry, token: string) {
+/** What /metrics reads: a registry, or a threaded node's view of all its threads. */
+export interface MetricsText {
+  metrics(): Promise<string>;
+  readonly contentType: string;
+}
+
+export function metricsHandler(registry: MetricsText, token: string) {
   const expected = token === '' ? null : digest(token);
   return async (ex: Exchange): Promise<void> => {
     if (expected !== null) {
@@ -40,7 +45,7 @@ export interface MetricsListener {
   close(): void;
 }
 
-export async function listenMetrics(registry: Registry, token: string, host: string, port: number, log: Logger): Promise<MetricsListener> {
+export async function listenMetrics(registry: MetricsText, token: string, host: string, port: number, log: Logger): Promise<MetricsListener> {
   const app = uWS.App();
   const router = new Router(app, log);
   router.add('get', '/metrics', { maxBodyBytes: 0 }, metricsHandler(registry, token));

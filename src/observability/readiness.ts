@@ -110,6 +110,12 @@ export class Readiness {
     await Promise.all([...this.entries].map(([name, entry]) => this.probe(name, entry)));
   }
 
+  /** Runs one check now (its state changed: a threaded node's `threads`), not waiting for the next round. */
+  async recheck(name: string): Promise<void> {
+    const entry = this.entries.get(name);
+    if (entry) await this.probe(name, entry);
+  }
+
   report(): ReadinessReport {
     const checks: Record<string, CheckResult> = { startup: this.startup };
     let ok = this.startup.ok;

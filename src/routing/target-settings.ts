@@ -21,6 +21,10 @@ export interface TargetSettings {
   timeoutMs: number;
   retryPolicy?: RetryPolicy;
   groupKeyHeader?: string;
+  /** Requests open to the target at once at most (docs/flow-control.md); unset: delivery.flow.maxConcurrency. */
+  maxConcurrency?: number;
+  /** Requests started per second at most; unset: delivery.flow.maxRatePerSecond. */
+  maxRatePerSecond?: number;
 }
 
 export function withTargetDefaults(stored: Partial<TargetSettings>, defaultTimeoutMs: number): TargetSettings {
@@ -30,5 +34,7 @@ export function withTargetDefaults(stored: Partial<TargetSettings>, defaultTimeo
     timeoutMs: stored.timeoutMs ?? defaultTimeoutMs,
     ...(stored.retryPolicy ? { retryPolicy: stored.retryPolicy } : {}),
     ...(stored.groupKeyHeader ? { groupKeyHeader: stored.groupKeyHeader } : {}),
+    ...(stored.maxConcurrency ? { maxConcurrency: stored.maxConcurrency } : {}),
+    ...(stored.maxRatePerSecond ? { maxRatePerSecond: stored.maxRatePerSecond } : {}),
   };
 }

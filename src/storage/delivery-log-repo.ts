@@ -151,12 +151,14 @@ export class DeliveryLogRepo {
     return this.withDeliveries(rows);
   }
 
-  /** Marks deliveries as pending again (a redelivery was requested). */
-  async markPending(eventId: string, targetIds: readonly string[], stream: string, partition: number, offset: bigint): Promise<void> {
+  /** Marks deliveries as pending again (a redelivery was requested): one statement for the whole batch. */
+  async markPending(items: ReadonlyArray<{ eventId: string; targetId: string; partition: number; offset: bigint }>, stream: string): Promise<void> {
+    if (items.length === 0) return;
     await this.sql`
       INSERT INTO delivery_log (event_id, target_id, status, log_stream, log_partition, log_offset)
-      SELECT ${eventId}, t::bigint, 'pending', ${stream}, ${partition}, ${offset.toString()}::bigint
-      FROM unnest(${[...targetIds]}::text[]) AS u(t)
+      SELECT e, t::bigint, 'pending', ${stream}, p, o::bigint
+      FROM unnest(${items.map((i) => i.eventId)}::text[], ${items.map((i) => i.targetId)}::text[],
+                  ${items.map((i) => i.partition)}::int[], ${items.map((i) => i.offset.toString())}::text[]) AS u(e, t, p, o)
       ON CONFLICT (event_id, target_id) DO UPDATE SET status = 'pending', updated_at = now()`;
   }
 

@@ -38,6 +38,22 @@ export class KeyRepo {
       ORDER BY created_at DESC, id DESC`;
   }
 
+  /**
+   * The license's keys that are not revoked, newest first, with the workspace
+   * each is scoped to (null: every workspace of the license). `workspaceIds`
+   * limits the list to keys of those workspaces (a caller who reaches only
+   * some); null lists them all. Never a secret or its hash.
+   */
+  async listForLicense(licenseId: string, workspaceIds: readonly string[] | null): Promise<LicenseKeyListing[]> {
+    return this.sql<LicenseKeyListing[]>`
+      SELECT k.key_id AS "keyId", k.name, k.profile, k.queue_scopes AS "queueScopes", w.public_id AS "tenantPublicId",
+             k.created_at AS "createdAt", k.last_used_at AS "lastUsedAt"
+      FROM api_keys k LEFT JOIN workspaces w ON w.id = k.workspace_id
+      WHERE k.license_id = ${licenseId} AND k.revoked_at IS NULL
+        ${workspaceIds === null ? this.sql`` : this.sql`AND k.workspace_id = ANY(${[...workspaceIds]}::bigint[])`}
+      ORDER BY k.created_at DESC, k.id DESC`;
+  }
+
   /** The profile of the workspace's key `keyId`, or null when the workspace has no such key. */
   async profileOf(workspaceId: string, keyId: string): Promise<KeyProfile | null> {
     const [row] = await this.sql<{ profile: KeyProfile }[]>`SELECT profile FROM api_keys WHERE workspace_id = ${workspaceId} AND key_id = ${keyId}`;
@@ -74,4 +90,15 @@ export interface KeyListing {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+}
+
+/** A key as the license's key list shows it. */
+export interface LicenseKeyListing {
+  keyId: string;
+  name: string | null;
+  profile: KeyProfile;
+  queueScopes: string[] | null;
+  tenantPublicId: string | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
 }

@@ -25,6 +25,15 @@ export class LicenseRepo {
     return { id: row!.id, publicId };
   }
 
+  /** The license's workspaces (archived ones too), oldest first; `workspaceIds` limits them (null: all). */
+  async listWorkspaces(licenseId: string, workspaceIds: readonly string[] | null): Promise<Array<{ publicId: string; name: string; archived: boolean; createdAt: Date }>> {
+    return this.sql<Array<{ publicId: string; name: string; archived: boolean; createdAt: Date }>>`
+      SELECT public_id AS "publicId", name, archived, created_at AS "createdAt"
+      FROM workspaces WHERE license_id = ${licenseId}
+        ${workspaceIds === null ? this.sql`` : this.sql`AND id = ANY(${[...workspaceIds]}::bigint[])`}
+      ORDER BY created_at, id`;
+  }
+
   /** Creates a key; the returned wire form is the only time the secret exists outside the caller. */
   async createKey(opts: {
     licenseId: string;

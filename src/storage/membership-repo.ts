@@ -21,6 +21,16 @@ export class MembershipRepo {
     return rows.length > 0;
   }
 
+  /** The license's id and the ids of its workspaces the subject has a role on (any role); null when none. */
+  async workspacesInLicense(licensePublicId: string, subject: string): Promise<{ licenseId: string; workspaceIds: string[] } | null> {
+    const rows = await this.sql<{ licenseId: string; workspaceId: string }[]>`
+      SELECT l.id::text AS "licenseId", w.id::text AS "workspaceId"
+      FROM licenses l JOIN workspaces w ON w.license_id = l.id JOIN memberships m ON m.workspace_id = w.id
+      WHERE l.public_id = ${licensePublicId} AND m.subject = ${subject}`;
+    if (rows.length === 0) return null;
+    return { licenseId: rows[0]!.licenseId, workspaceIds: rows.map((r) => r.workspaceId) };
+  }
+
   async grant(workspaceId: string, subject: string, role: MemberRole): Promise<void> {
     await this.sql`
       INSERT INTO memberships (workspace_id, subject, role) VALUES (${workspaceId}, ${subject}, ${role})

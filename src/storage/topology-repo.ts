@@ -37,6 +37,15 @@ export interface TargetRow {
   updatedAt: Date;
 }
 
+/** A route as the route list shows it. */
+export interface RouteRow {
+  queue: string;
+  queuePublicId: string;
+  target: string;
+  targetPublicId: string;
+  createdAt: Date;
+}
+
 export interface Upserted<T> {
   row: T;
   created: boolean;
@@ -44,8 +53,21 @@ export interface Upserted<T> {
 }
 
 /** Workspaces, queues, targets and routes: what a workspace is wired as. */
+/** The columns a QueueRow is read from, for RETURNING clauses. */
+const QUEUE_COLUMNS = `id, public_id AS "publicId", workspace_id AS "workspaceId", name, settings, created_at AS "createdAt", updated_at AS "updatedAt"`;
+
 export class TopologyRepo {
   constructor(private readonly sql: Sql) {}
+
+  /**
+   * A target's settings as the rest of the code sees them: the `settings` JSON
+   * with the flow-control columns (migration 060) added as keys when set.
+   */
+  private targetSettings(joined: boolean) {
+    return joined
+      ? this.sql`t.settings || jsonb_strip_nulls(jsonb_build_object('maxConcurrency', t.max_concurrency, 'maxRatePerSecond', t.max_rate_per_second)) AS settings`
+      : this.sql`settings || jsonb_strip_nulls(jsonb_build_object('maxConcurrency', max_concurrency, 'maxRatePerSecond', max_rate_per_second)) AS settings`;
+  }
 
   async workspaceByPublicId(publicId: string): Promise<WorkspaceRow | null> {
     const [row] = await this.sql<WorkspaceRow[]>`
@@ -97,7 +119,7 @@ export class TopologyRepo {
 
   async targetByName(workspaceId: string, name: string): Promise<TargetRow | null> {
     const [row] = await this.sql<TargetRow[]>`
-      SELECT id, public_id AS "publicId", workspace_id AS "workspaceId", name, url, settings,
+      SELECT id, public_id AS "publicId", workspace_id AS "workspaceId", name, url, ${this.targetSettings(false)},
              disabled_at AS "disabledAt", disabled_reason AS "disabledReason", created_at AS "createdAt", updated_at AS "updatedAt"
       FROM targets WHERE workspace_id = ${workspaceId} AND name = ${name}`;
     return row ?? null;
@@ -114,13 +136,16 @@ export class TopologyRepo {
     if (existing && existing.url === url && sameJson(existing.settings, settings) && existing.disabledAt === null) {
       return { row: existing, created: false, changed: false };
     }
+    // The flow-control ceilings live in columns of their own (migration 060); the rest in `settings`.
+    const { maxConcurrency, maxRatePerSecond, ...rest } = settings;
     const [row] = await this.sql<TargetRow[]>`
-      INSERT INTO targets (public_id, workspace_id, name, url, settings)
-      VALUES (${newId('tgt')}, ${workspaceId}, ${name}, ${url}, ${this.sql.json(settings as never)})
+      INSERT INTO targets (public_id, workspace_id, name, url, settings, max_concurrency, max_rate_per_second)
+      VALUES (${newId('tgt')}, ${workspaceId}, ${name}, ${url}, ${this.sql.json(rest as never)}, ${maxConcurrency ?? null}, ${maxRatePerSecond ?? null})
       ON CONFLICT (workspace_id, name) DO UPDATE
         SET url = EXCLUDED.url, settings = EXCLUDED.settings, updated_at = now(),
+            max_concurrency = EXCLUDED.max_concurrency, max_rate_per_second = EXCLUDED.max_rate_per_second,
             disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
-      RETURNING id, public_id AS "publicId", workspace_id AS "workspaceId", name, url, settings,
+      RETURNING id, public_id AS "publicId", workspace_id AS "workspaceId", name, url, ${this.targetSettings(false)},
                 disabled_at AS "disabledAt", disabled_reason AS "disabledReason", created_at AS "createdAt", updated_at AS "updatedAt"`;
     return { row: row!, created: !existing, changed: true };
   }
@@ -148,10 +173,75 @@ export class TopologyRepo {
     return rows.length > 0;
   }
 
+  /** Every queue of the workspace (archived ones too), by name. */
+  async listQueues(workspaceId: string): Promise<QueueRow[]> {
+    return this.sql<QueueRow[]>`
+      SELECT id, public_id AS "publicId", workspace_id AS "workspaceId", name, settings,
+             created_at AS "createdAt", updated_at AS "updatedAt"
+      FROM queues WHERE workspace_id = ${workspaceId} ORDER BY name`;
+  }
+
+  /**
+   * Restores an archived queue (it takes events again); null when there is no
+   * such queue. `changed` is false when it was not archived.
+   */
+  /**
+   * Archives a queue or restores it, keeping every other setting (write-only
+   * ones included, which a PUT cannot resend). `changed` is false when it
+   * already was so; null when there is no such queue.
+   */
+  async setQueueArchived(workspaceId: string, name: string, archived: boolean): Promise<{ row: QueueRow; changed: boolean } | null> {
+    const [row] = archived
+      ? await this.sql<QueueRow[]>`
+          UPDATE queues SET settings = settings || '{"archived": true}'::jsonb, updated_at = now()
+          WHERE workspace_id = ${workspaceId} AND name = ${name} AND (settings->>'archived')::boolean IS NOT TRUE
+          RETURNING ${this.sql.unsafe(QUEUE_COLUMNS)}`
+      : await this.sql<QueueRow[]>`
+          UPDATE queues SET settings = settings - 'archived', updated_at = now()
+          WHERE workspace_id = ${workspaceId} AND name = ${name} AND (settings->>'archived')::boolean IS TRUE
+          RETURNING ${this.sql.unsafe(QUEUE_COLUMNS)}`;
+    if (row) return { row, changed: true };
+    const existing = await this.queueByName(workspaceId, name);
+    return existing ? { row: existing, changed: false } : null;
+  }
+
+  /** Every target of the workspace (disabled ones with why), by name. */
+  async listTargets(workspaceId: string): Promise<TargetRow[]> {
+    return this.sql<TargetRow[]>`
+      SELECT id, public_id AS "publicId", workspace_id AS "workspaceId", name, url, settings,
+             disabled_at AS "disabledAt", disabled_reason AS "disabledReason", created_at AS "createdAt", updated_at AS "updatedAt"
+      FROM targets WHERE workspace_id = ${workspaceId} ORDER BY name`;
+  }
+
+  /**
+   * Re-enables a target delivery disabled (a 410, or failing for days); its
+   * failure streak starts afresh. Null when there is no such target;
+   * `changed` is false when it was enabled.
+   */
+  async enableTarget(workspaceId: string, name: string): Promise<{ row: TargetRow; changed: boolean } | null> {
+    const [row] = await this.sql<TargetRow[]>`
+      UPDATE targets SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL, updated_at = now()
+      WHERE workspace_id = ${workspaceId} AND name = ${name} AND disabled_at IS NOT NULL
+      RETURNING id, public_id AS "publicId", workspace_id AS "workspaceId", name, url, settings,
+                disabled_at AS "disabledAt", disabled_reason AS "disabledReason", created_at AS "createdAt", updated_at AS "updatedAt"`;
+    if (row) return { row, changed: true };
+    const existing = await this.targetByName(workspaceId, name);
+    return existing ? { row: existing, changed: false } : null;
+  }
+
+  /** Every route of the workspace, by queue then target name. */
+  async listRoutes(workspaceId: string): Promise<RouteRow[]> {
+    return this.sql<RouteRow[]>`
+      SELECT q.name AS queue, q.public_id AS "queuePublicId", t.name AS target, t.public_id AS "targetPublicId", r.created_at AS "createdAt"
+      FROM routes r JOIN queues q ON q.id = r.queue_id JOIN targets t ON t.id = r.target_id
+      WHERE q.workspace_id = ${workspaceId}
+      ORDER BY q.name, t.name`;
+  }
+
   /** The targets a queue delivers to, for the delivery route table. */
   async targetsOfQueue(queueId: string): Promise<TargetRow[]> {
     return this.sql<TargetRow[]>`
-      SELECT t.id, t.public_id AS "publicId", t.workspace_id AS "workspaceId", t.name, t.url, t.settings,
+      SELECT t.id, t.public_id AS "publicId", t.workspace_id AS "workspaceId", t.name, t.url, ${this.targetSettings(true)},
              t.disabled_at AS "disabledAt", t.disabled_reason AS "disabledReason", t.created_at AS "createdAt", t.updated_at AS "updatedAt"
       FROM routes r JOIN targets t ON t.id = r.target_id
       WHERE r.queue_id = ${queueId}

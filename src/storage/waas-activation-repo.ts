@@ -9,6 +9,11 @@ export interface ActivationRow {
   status: ActivationStatus;
 }
 
+/** An activation as listed, with the integration it opens the gate for. */
+export interface ListedActivation extends ActivationRow {
+  integrationPublicId: string;
+}
+
 /**
  * Activations of group keys: the (producer, groupKey, integration) triple an
  * event's group key must match to reach the integration. A revoke keeps the
@@ -43,5 +48,16 @@ export class WaasActivationRepo {
       WHERE producer_workspace_id = ${producerWorkspaceId} AND group_key = ${groupKey} AND integration_id = ${integrationId} AND status = 'Active'
       RETURNING id`;
     return rows.length > 0;
+  }
+
+  /** The producer's activations (Revoked ones included: their status says so), by group key. */
+  async list(producerWorkspaceId: string, filter: { groupKey?: string; integrationId?: string }): Promise<ListedActivation[]> {
+    return this.sql<ListedActivation[]>`
+      SELECT a.public_id AS "publicId", a.group_key AS "groupKey", a.status, i.public_id AS "integrationPublicId"
+      FROM activations a JOIN integrations i ON i.id = a.integration_id
+      WHERE a.producer_workspace_id = ${producerWorkspaceId}
+        ${filter.groupKey === undefined ? this.sql`` : this.sql`AND a.group_key = ${filter.groupKey}`}
+        ${filter.integrationId === undefined ? this.sql`` : this.sql`AND a.integration_id = ${filter.integrationId}`}
+      ORDER BY a.group_key, a.id`;
   }
 }

@@ -1,6 +1,20 @@
 import type { Sql } from './db.js';
 import { BlockLedger } from '../routing/block-coverage.js';
 
+/** One stored block of an integration, as the producer reads it back. */
+export interface StreamBlockRow {
+  catalogEntryId: string;
+  catalogEntryPublicId: string;
+  name: string;
+  blockedAt: Date;
+}
+
+export interface PackageBlockRow {
+  packagePublicId: string;
+  name: string;
+  blockedAt: Date;
+}
+
 /**
  * Blocks: one integration opted out of one stream or one package. Every write
  * is idempotent and says whether it changed anything; whether a subscription
@@ -39,6 +53,21 @@ export class WaasBlockRepo {
         AND i.producer_workspace_id = ${producerWorkspaceId} AND i.public_id = ${integrationPublicId} AND p.public_id = ${packagePublicId}
       RETURNING b.integration_id`;
     return rows.length > 0;
+  }
+
+  /** The blocks one integration has, oldest first (the stored rows, not what they imply). */
+  async ofIntegration(integrationId: string): Promise<{ streams: StreamBlockRow[]; packages: PackageBlockRow[] }> {
+    const [streams, packages] = await Promise.all([
+      this.sql<StreamBlockRow[]>`
+        SELECT c.id AS "catalogEntryId", c.public_id AS "catalogEntryPublicId", c.name, b.created_at AS "blockedAt"
+        FROM stream_blocks b JOIN catalog_entries c ON c.id = b.catalog_entry_id
+        WHERE b.integration_id = ${integrationId} ORDER BY b.created_at, c.id`,
+      this.sql<PackageBlockRow[]>`
+        SELECT p.public_id AS "packagePublicId", p.name, b.created_at AS "blockedAt"
+        FROM package_blocks b JOIN packages p ON p.id = b.package_id
+        WHERE b.integration_id = ${integrationId} ORDER BY b.created_at, p.id`,
+    ]);
+    return { streams, packages };
   }
 
   /** Every block and package membership of one producer, keyed by row ids. */

@@ -96,6 +96,17 @@ export class WaasIntegrationRepo {
     return this.sql.unsafe<IntegrationRow[]>(`${INTEGRATION_SELECT} WHERE i.producer_workspace_id = $1 ORDER BY i.id`, [producerWorkspaceId]);
   }
 
+  /**
+   * The accepted integrations received into workspaces of one license, oldest
+   * first; `workspaceIds` narrows them to those workspaces (null: all of them).
+   */
+  async receivedInLicense(licenseId: string, workspaceIds: readonly string[] | null): Promise<IntegrationRow[]> {
+    return this.sql.unsafe<IntegrationRow[]>(
+      `${INTEGRATION_SELECT} WHERE i.status = 'Active' AND rw.license_id = $1 AND ($2::bigint[] IS NULL OR rw.id = ANY($2::bigint[])) ORDER BY i.id`,
+      [licenseId, workspaceIds as string[] | null],
+    );
+  }
+
   async licenseIdByPublicId(licensePublicId: string): Promise<string | null> {
     const [row] = await this.sql<{ id: string }[]>`SELECT id FROM licenses WHERE public_id = ${licensePublicId}`;
     return row?.id ?? null;

@@ -54,7 +54,7 @@ t.test('records sit in the partition murmur2 gives, in append order, and resume 
   }
   t.equal([...seen.values()].flat().length, 40);
   const firstPartition = [...seen.keys()][0]!;
-  await reader.commit(firstPartition, 3n);
+  await reader.commit([[firstPartition, 3n]]);
   await reader.stop();
 
   const again = new Map<number, LogEntry[]>();

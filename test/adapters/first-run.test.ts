@@ -71,6 +71,18 @@ t.test('first run on embedded backends: printed curl gets 202 and a delivery to 
   t.ok(got, 'the printed target received the event');
   t.equal(got?.body, body);
 
+  // The console URL and a one-time Owner link are printed beside the curl command.
+  t.match(out, new RegExp(`Open the console:\\n\\s+http://127\\.0\\.0\\.1:${port}/console/\\n`), 'the console URL is printed');
+  const link = /(http:\/\/\S+\/console\/auth\/link\?token=\S+)/.exec(out)?.[1];
+  t.ok(link, 'a one-time sign-in link is printed');
+  const signedIn = await fetch(link!, { redirect: 'manual' });
+  t.equal(signedIn.status, 303);
+  const cookie = signedIn.headers.getSetCookie().find((c) => c.startsWith('sg_console='))?.split(';')[0];
+  t.ok(cookie, 'the link signs in');
+  const session = (await (await fetch(`http://127.0.0.1:${port}/console/api/session`, { headers: { cookie: cookie! } })).json()) as { workspaces: Array<{ role: string }> };
+  t.same(session.workspaces.map((w) => w.role), ['Owner'], 'as the Owner of the new workspace');
+  t.equal((await fetch(link!, { redirect: 'manual' })).headers.get('location'), '/console/?signin_error=link_invalid', 'once');
+
   first.child.kill('SIGTERM');
   t.equal(await first.stopped, 0, 'SIGTERM stops it cleanly');
 

@@ -14,7 +14,9 @@ t.test('a block, an un-block, a revoke and an activation written through one pro
   const creds = await bootstrapDatabase(backends.databaseUrl);
   const local = await startTestNode(t, backends, { roles: ['management', 'ingress'] });
   // spawnNode passes this cluster's Redis key prefix: the child hears its invalidations.
-  const child = await spawnNode(t, backends, await freePort());
+  // Two threads in the child (docs/threads.md): every write must reach both, each
+  // delivering the partitions it owns, as it reaches another process.
+  const child = await spawnNode(t, backends, await freePort(), { STREAMGATE_THREADS: '2' });
   const waas = new Waas(clientFor(local.port, creds));
   const receiver = await startReceiver(t);
 

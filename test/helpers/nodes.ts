@@ -83,7 +83,8 @@ export class ChildNode {
 
 export async function spawnNode(t: Test, backends: Backends, port: number, extraEnv: Record<string, string> = {}): Promise<ChildNode> {
   const child = spawn(process.execPath, [CLI, 'start'], {
-    env: { ...process.env, ...backendEnv(backends, port), ...extraEnv },
+    // One thread unless the test asks for more (server.threads defaults to every core).
+    env: { ...process.env, ...backendEnv(backends, port), STREAMGATE_THREADS: '1', ...extraEnv },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const node = new ChildNode(child, port);

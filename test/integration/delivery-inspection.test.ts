@@ -52,6 +52,16 @@ t.test('GET …/events/{id}: the event, its deliveries per target and every atte
     t.type(a.durationMs, 'number');
   }
   t.equal(steady.attempts.length, 1);
+  // The event page's content, read back from the log: headers kept with the event, and the body.
+  t.equal(event.retained, true);
+  t.equal(Buffer.from(event.bodyBase64, 'base64').toString(), '{"a":1}', 'the body as posted');
+  t.equal(event.bodyBytes, 7);
+  t.same(
+    (event.headers as Array<[string, string]>).filter(([name]) => ['x-service-event-type', 'idempotency-key'].includes(name)),
+    [['x-service-event-type', 'order.paid'], ['idempotency-key', 'idem-inspect']],
+    'the headers delivery sends on',
+  );
+  t.notMatch(JSON.stringify(event.headers), /x-api-key|qak_/i, 'never the credential');
 
   const missing = await api.manage('GET', api.tenantPath('/events/evt_unknown0000000000000000'));
   t.equal(missing.status, 404);

@@ -632,6 +632,9 @@ t.test('request line: versions, methods, targets that are served', async (t) => 
   );
   const star = await expectConversation(t, 'OPTIONS * is 204 with an allow header, then the connection goes on', [`OPTIONS * HTTP/1.1\r\nHost: sg.test\r\n\r\n${HEALTH}`], ['204', '200']);
   t.ok(star.responses[0] && header(star.responses[0], 'allow'), 'OPTIONS * names the methods in allow');
+  t.ok(star.responses[0] && header(star.responses[0], 'x-request-id'), 'OPTIONS * carries an X-Request-Id like every answer');
+  const named = await expectConversation(t, 'OPTIONS * echoes a sane X-Request-Id', [`OPTIONS * HTTP/1.1\r\nHost: sg.test\r\nX-Request-Id: star-42\r\n\r\n`], ['204']);
+  t.equal(named.responses[0] && header(named.responses[0], 'x-request-id'), 'star-42');
   await expectConversation(
     t,
     'absolute-form GET with a port and a query',

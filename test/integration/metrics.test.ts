@@ -68,6 +68,29 @@ t.test('the counters move by exactly what happened, and the whole scrape parses'
   t.notMatch(samples, /counted/, 'no queue or target name in any label');
 });
 
+t.test('an Idempotency-Key replay counts as replayed, not accepted; a refused append is no accepted event', async (t) => {
+  const node = await startTestNode(t, backends, { server: local });
+  const api = clientFor(node.port, creds);
+  const receiver = await startReceiver(t);
+  await api.wire('replays', 'replays-target', `${receiver.url}/hook`);
+  const url = `http://127.0.0.1:${node.port}/metrics`;
+  const before = await scrape(url);
+  const first = await api.postEvent('replays', '{"a":1}', { 'idempotency-key': 'metrics-replay-1' });
+  const again = await api.postEvent('replays', '{"a":1}', { 'idempotency-key': 'metrics-replay-1' });
+  t.equal(first.status, 202);
+  t.equal(again.status, 202);
+  t.equal(again.body.eventId, first.body.eventId, 'the replay answers the first event id');
+  const closed = await api.postEvent('no-such-queue', '{"a":1}');
+  t.equal(closed.status, 404);
+  const after = await scrape(url);
+  const moved = (name: string, labels: Record<string, string> = {}) => after.value(name, labels) - before.value(name, labels);
+  t.equal(moved('streamgate_ingress_accepted_total'), 1, 'one event accepted');
+  t.equal(moved('streamgate_ingress_replayed_total'), 1, 'one replay');
+  t.equal(moved('streamgate_ingress_bytes_total'), '{"a":1}'.length, 'bytes of the accepted event only');
+  t.equal(after.count('streamgate_ingress_append_duration_seconds') - before.count('streamgate_ingress_append_duration_seconds'), 1, 'one append timed');
+  t.equal(moved('streamgate_ingress_refused_total', { code: 'not_found' }), 1, 'the unknown queue is a refusal');
+});
+
 t.test('metrics.perTarget labels by target, capped', async (t) => {
   const node = await startTestNode(t, backends, { server: local, metrics: { perTarget: true, maxTargets: 1 } });
   const api = clientFor(node.port, creds);

@@ -70,7 +70,8 @@ const writes: Array<[string, string, object?]> = [
   ['POST', `/waas/integrations/${partner.integrationPublicId}/subscriptions`, { catalogEntryPublicId: stream.publicId }],
   ['DELETE', `/waas/integrations/${partner.integrationPublicId}/subscriptions/${sub.publicId}`],
 ];
-const producerReads = [`/waas/producer/${T}/catalog`, `/waas/producer/${T}/integrations`, `/waas/producer/${T}/packages`, `/waas/producer/${T}/metrics/series?history=1h`];
+const producerReads = [`/waas/producer/${T}/catalog`, `/waas/producer/${T}/integrations`, `/waas/producer/${T}/packages`, `/waas/producer/${T}/metrics/series?history=1h`,
+  `/waas/producer/${T}/integrations/${partner.integrationPublicId}/blocks`, `/waas/producer/${T}/activations`];
 const call = (method: string, path: string, headers: Record<string, string>, body?: object) => api.request(method, path, { body, headers });
 
 t.test('no credentials, a bad key or a wrong license header: 401 unauthorized', async (t) => {
@@ -222,4 +223,20 @@ t.test('the /v1 configuration API takes the same console sessions (contract §4)
   t.equal((await call('GET', queue, as('v1-stranger'))).status, 404, 'a non-member sees nothing');
   const key = await call('POST', `/v1/tenants/${T}/keys`, as('v1-owner'), { profile: 'build' });
   t.equal(key.status, 201, 'an Owner may create a build key');
+});
+
+t.test("console sessions on the receiving side: a Member lists the workspace's integrations, others see nothing", async (t) => {
+  await memberships.grant(await wsId(partner.receivingTenantPublicId), 'partner-member', 'Member');
+  const member = { authorization: `Bearer ${signHs256(claimsFor('partner-member', ISS, AUD), SECRET)}` };
+  const stranger = { authorization: `Bearer ${signHs256(claimsFor('stranger-2', ISS, AUD), SECRET)}` };
+  const byTenant = `/waas/integrations?receivingTenantPublicId=${partner.receivingTenantPublicId}`;
+  const byLicense = `/waas/integrations?licensePublicId=${partner.api.creds.licensePublicId}`;
+  for (const path of [byTenant, byLicense]) {
+    const res = await call('GET', path, member);
+    t.equal(res.status, 200, `Member: GET ${path}`);
+    t.same(res.body.data.map((i: { integrationPublicId: string }) => i.integrationPublicId), [partner.integrationPublicId]);
+    const none = await call('GET', path, stranger);
+    t.equal(none.status, 404, `a non-member: GET ${path}`);
+    t.equal(none.body.error.code, 'not_found');
+  }
 });

@@ -31,7 +31,13 @@ const MAX_WAITING_BYTES = 256 * 1024;
 const ONE_WRITE_BYTES = 64 * 1024;
 
 const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n');
-const OPTIONS_STAR = Buffer.from(`HTTP/1.1 204 No Content\r\nallow: ${[...SERVED_METHODS].join(', ')}\r\n\r\n`);
+const ALLOW = [...SERVED_METHODS].join(', ');
+
+/** OPTIONS *: answered here (no route serves it), with the request's X-Request-Id like every answer. */
+function optionsStar(head: RequestHead): Buffer {
+  const offered = head.fields.find((f) => f.name.toLowerCase() === 'x-request-id')?.value.toString('latin1');
+  return Buffer.from(`HTTP/1.1 204 No Content\r\nallow: ${ALLOW}\r\nx-request-id: ${requestIdOf(offered)}\r\n\r\n`);
+}
 
 /**
  * A complete HTTP response with the error envelope, closing the connection.
@@ -114,11 +120,25 @@ export class FrontConnection {
     if (now - this.lastActive >= this.timings.idleMs) this.onIdle();
   }
 
+  /** Not yet ending: a drain waits for these. */
+  get open(): boolean {
+    return !this.closing && !this.finished;
+  }
+
+  /**
+   * A drain's sweep: ends the connection once it has sat `idleMs` between
+   * requests. A busy one is not touched: its next answer carries
+   * `connection: close` (uWS adds it while the node closes) and ends it.
+   */
+  closeIfIdle(now: number, idleMs: number): void {
+    if (this.inFlight === null && this.waiting.length === 0 && now - this.lastActive >= idleMs) this.onIdle();
+  }
+
   private requestSink(): RequestSink {
     const last = () => this.waiting[this.waiting.length - 1]!;
     return {
       head: (head) => {
-        this.waiting.push({ head, body: [], bodyBytes: 0, complete: false, continueSent: false, answer: head.target === '*' ? OPTIONS_STAR : null });
+        this.waiting.push({ head, body: [], bodyBytes: 0, complete: false, continueSent: false, answer: head.target === '*' ? optionsStar(head) : null });
       },
       body: (data) => {
         const exchange = last();

@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '../../../src/config/load-config.js';
 
 t.test('metrics defaults: on, public port, no token, no per-target labels', async (t) => {
   const config = loadConfig({}, {});
-  t.same(config.metrics, { enabled: true, token: '', perTarget: false, maxTargets: 100 });
+  t.same(config.metrics, { enabled: true, token: '', perTarget: false, maxTargets: 100, eventLoopResolutionMs: 100 });
   t.equal(config.server.metricsPort, 0);
 });
 
@@ -20,6 +20,7 @@ t.test('bad metrics settings stop the boot with the key in the message', async (
     // A header value cannot carry it: the token must be visible ASCII.
     [{ metrics: { token: 'two words' } }, 'metrics.token'],
     [{ metrics: { enabled: 'yes' } }, 'metrics.enabled'],
+    [{ metrics: { eventLoopResolutionMs: 5 } }, 'metrics.eventLoopResolutionMs'],
   ];
   for (const [overrides, key] of cases) {
     let err: unknown = null;

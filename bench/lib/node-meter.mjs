@@ -1,0 +1,101 @@
+import { cpuSeconds, peakRssMb } from './cpu.mjs';
+
+/**
+ * What one streamgate process (all its threads) cost over a phase: CPU
+ * seconds from /proc/<pid>/stat, and its peak RSS (VmHWM: the kernel's own
+ * high-water mark, so no spike between two samples is missed). `stop(events)`
+ * turns the CPU into µs per event: the figure that stays comparable on a
+ * shared box, where events/s alone moves with whatever else runs.
+ */
+export function startNodeMeter(pid) {
+  const t0 = performance.now();
+  const cpu0 = cpuSeconds(pid);
+  return (events) => {
+    const wallS = (performance.now() - t0) / 1000;
+    const cpu1 = cpuSeconds(pid);
+    const cpuS = cpu0 === null || cpu1 === null ? null : cpu1 - cpu0;
+    return {
+      wallS,
+      cpuS,
+      cpuPct: cpuS === null ? null : Math.round((cpuS / wallS) * 100),
+      cpuUsPerEvent: cpuS === null || !events ? null : (cpuS * 1e6) / events,
+      peakRssMb: peakRssMb(pid),
+    };
+  };
+}
+
+/**
+ * Events/s over time for the chart: `count()` (a running total, e.g. the
+ * receiver's unique deliveries) is read every `everyMs`; stop() returns
+ * [{ t: seconds since start, perS }] for each interval.
+ */
+export function startRateSampler(count, everyMs = 500) {
+  const t0 = performance.now();
+  const series = [];
+  let last = { t: 0, n: null };
+  let busy = false;
+  const timer = setInterval(async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const n = await count();
+      const t = (performance.now() - t0) / 1000;
+      if (last.n !== null) series.push({ t, perS: (n - last.n) / (t - last.t) });
+      last = { t, n };
+    } catch {
+      // a missed sample only widens the next interval
+    } finally {
+      busy = false;
+    }
+  }, everyMs);
+  // The first reading is the zero point.
+  count().then((n) => {
+    if (last.n === null) last = { t: (performance.now() - t0) / 1000, n };
+  }, () => {});
+  return () => {
+    clearInterval(timer);
+    return series;
+  };
+}
+
+/** Series from autocannon's once-a-second tick counts: [{ t, perS }]. */
+export function tickSeries() {
+  const series = [];
+  return { onTick: (n) => series.push({ t: series.length + 1, perS: n }), series };
+}
+
+const MEMORY_SERIES = {
+  heapUsed: 'streamgate_nodejs_heap_size_used_bytes',
+  heapTotal: 'streamgate_nodejs_heap_size_total_bytes',
+  external: 'streamgate_nodejs_external_memory_bytes',
+  rss: 'streamgate_process_resident_memory_bytes',
+};
+
+/**
+ * Where the memory is: the node's own /metrics read every `everyMs` (V8 heap
+ * used and reserved, external buffers, RSS as the node reports it), keeping
+ * the largest of each in MB. RSS alone does not say whether a peak is live
+ * objects, garbage V8 has not collected yet, or buffers outside the heap.
+ */
+export function startMemorySampler(base, everyMs = 2_000) {
+  const peak = Object.fromEntries(Object.keys(MEMORY_SERIES).map((k) => [k, 0]));
+  const read = async () => {
+    const text = await (await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(1_500) })).text();
+    for (const [key, name] of Object.entries(MEMORY_SERIES)) {
+      // Summed over the lines of the series (a threaded node reports one per thread).
+      let sum = 0;
+      for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'gm'))) sum += Number(m[1]);
+      peak[key] = Math.max(peak[key], Math.round(sum / 1048576));
+    }
+  };
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    read().catch(() => {}).finally(() => (busy = false));
+  }, everyMs);
+  return () => {
+    clearInterval(timer);
+    return peak;
+  };
+}

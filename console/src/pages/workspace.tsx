@@ -1,0 +1,242 @@
+import { useEffect, useState } from 'preact/hooks';
+import { del, get, post, put, seg } from '../api';
+import { href, navigate } from '../route';
+import { useCanWrite, useSession } from '../session';
+import type { Data, Items, Queue, Route, Target } from '../types';
+import { ActionButton, Badge, ErrorLine, Field, Loading, SecretOnce, Tabs, val, when } from '../ui';
+import { QueueForm } from './queue-form';
+import { TargetForm } from './target-form';
+
+/** A workspace: queues, targets, routes and signing keys (contract §4). */
+export function WorkspacePage(props: { tenant: string; tab: string; sub: string | undefined }) {
+  const { session } = useSession();
+  const ws = session.workspaces.find((w) => w.tenantPublicId === props.tenant);
+  const t = props.tenant;
+  const tabs = [
+    { id: 'queues', label: 'Queues', href: href(['w', t, 'queues']) },
+    { id: 'targets', label: 'Targets', href: href(['w', t, 'targets']) },
+    { id: 'routes', label: 'Routes', href: href(['w', t, 'routes']) },
+    { id: 'signing-keys', label: 'Signing keys', href: href(['w', t, 'signing-keys']) },
+    { id: 'producer', label: 'Producer', href: href(['w', t, 'producer']) },
+    { id: 'partner', label: 'Partner', href: href(['w', t, 'partner']) },
+    { id: 'sandbox', label: 'Sandbox', href: href(['w', t, 'sandbox']) },
+  ];
+  return (
+    <section>
+      <p class="crumbs"><a href={href([])}>Home</a> / workspace</p>
+      <h1>{ws?.name ?? 'Workspace'} <code>{t}</code></h1>
+      {ws?.role === 'Member' && <p class="notice" data-testid="read-only">You are a Member of this workspace: everything is read-only.</p>}
+      <Tabs tabs={tabs} active={props.tab} />
+      {props.tab === 'targets' ? <Targets tenant={t} sub={props.sub} />
+        : props.tab === 'routes' ? <Routes tenant={t} />
+        : props.tab === 'signing-keys' ? <SigningKeys tenant={t} />
+        : <Queues tenant={t} sub={props.sub} />}
+    </section>
+  );
+}
+
+function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | null; error: unknown; reload: () => Promise<void> } {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const reload = async () => {
+    try {
+      setData(await load());
+      setError(null);
+    } catch (err) {
+      setError(err);
+    }
+  };
+  useEffect(() => void reload(), deps);
+  return { data, error, reload };
+}
+
+function queueState(q: Queue): string {
+  return q.state ?? (q.archived ? 'archived' : q.ingress);
+}
+
+function Queues(props: { tenant: string; sub: string | undefined }) {
+  const t = props.tenant;
+  const canWrite = useCanWrite(t);
+  const { data, error, reload } = useLoad(() => get<Items<Queue>>(`/v1/tenants/${seg(t)}/queues`).then((r) => r.items), [t]);
+  if (props.sub === 'new' || (props.sub && data)) {
+    const existing = props.sub === 'new' ? null : data?.find((q) => q.name === props.sub) ?? null;
+    if (props.sub !== 'new' && !existing) return <p class="error">No queue named {props.sub}.</p>;
+    return <QueueForm tenant={t} queue={existing} canWrite={canWrite} onSaved={async () => { await reload(); navigate(['w', t, 'queues']); }} />;
+  }
+  if (error) return <ErrorLine error={error} />;
+  if (!data) return <Loading />;
+  const setArchived = async (q: Queue, archived: boolean) => {
+    if (archived) await post(`/v1/tenants/${seg(t)}/queues/${seg(q.name)}/archive`);
+    else await post(`/v1/tenants/${seg(t)}/queues/${seg(q.name)}/restore`);
+    await reload();
+  };
+  return (
+    <div>
+      <p><a class={`button primary${canWrite ? '' : ' disabled'}`} aria-disabled={!canWrite} href={canWrite ? href(['w', t, 'queues', 'new']) : undefined}>New queue</a></p>
+      <table class="list" data-testid="queues">
+        <thead><tr><th>Queue</th><th>State</th><th>Auth</th><th>Signing</th><th /></tr></thead>
+        <tbody>
+          {data.length === 0 && <tr><td colSpan={5} class="muted">No queues yet.</td></tr>}
+          {data.map((q) => {
+            const state = queueState(q);
+            return (
+              <tr key={q.name} data-queue={q.name}>
+                <td><a href={href(['w', t, 'queues', q.name])}>{q.name}</a></td>
+                <td>
+                  <Badge value={state} />
+                  {state === 'paused' && q.pausedReason && <span class="muted"> {q.pausedReason}</span>}
+                </td>
+                <td>{q.authMode}</td>
+                <td>{q.outboundSigning}</td>
+                <td class="actions">
+                  <a href={href(['w', t, 'queues', q.name, 'events'])}>Events</a>
+                  {q.archived
+                    ? <ActionButton label="Restore" disabled={!canWrite} run={() => setArchived(q, false)} />
+                    : <ActionButton label="Archive" kind="danger" disabled={!canWrite} confirm={`Archive ${q.name}? It takes no events until restored.`} run={() => setArchived(q, true)} />}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Targets(props: { tenant: string; sub: string | undefined }) {
+  const t = props.tenant;
+  const canWrite = useCanWrite(t);
+  const { data, error, reload } = useLoad(() => get<Items<Target>>(`/v1/tenants/${seg(t)}/targets`).then((r) => r.items), [t]);
+  if (props.sub === 'new' || (props.sub && data)) {
+    const existing = props.sub === 'new' ? null : data?.find((x) => x.name === props.sub) ?? null;
+    if (props.sub !== 'new' && !existing) return <p class="error">No target named {props.sub}.</p>;
+    return <TargetForm tenant={t} target={existing} canWrite={canWrite} onSaved={async () => { await reload(); navigate(['w', t, 'targets']); }} />;
+  }
+  if (error) return <ErrorLine error={error} />;
+  if (!data) return <Loading />;
+  return (
+    <div>
+      <p><a class={`button primary${canWrite ? '' : ' disabled'}`} aria-disabled={!canWrite} href={canWrite ? href(['w', t, 'targets', 'new']) : undefined}>New target</a></p>
+      {data.filter((x) => x.disabled).map((x) => (
+        <div class="banner" role="alert" key={`d-${x.name}`} data-testid="disabled-banner">
+          Target <strong>{x.name}</strong> is disabled because {x.disabledReason ?? 'it failed for too long'}{x.disabledAt ? ` (since ${when(x.disabledAt)})` : ''}.{' '}
+          <ActionButton label="Re-enable" disabled={!canWrite} run={async () => { await post(`/v1/tenants/${seg(t)}/targets/${seg(x.name)}/enable`); await reload(); }} />
+        </div>
+      ))}
+      <table class="list" data-testid="targets">
+        <thead><tr><th>Target</th><th>URL</th><th>Auth</th><th>State</th></tr></thead>
+        <tbody>
+          {data.length === 0 && <tr><td colSpan={4} class="muted">No targets yet.</td></tr>}
+          {data.map((x) => (
+            <tr key={x.name} data-target={x.name}>
+              <td><a href={href(['w', t, 'targets', x.name])}>{x.name}</a></td>
+              <td class="wrap"><code>{x.url}</code></td>
+              <td>{x.auth.mode}</td>
+              <td><Badge value={x.disabled ? 'disabled' : 'enabled'} /></td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Routes(props: { tenant: string }) {
+  const t = props.tenant;
+  const canWrite = useCanWrite(t);
+  const { data, error, reload } = useLoad(async () => {
+    const [routes, queues, targets] = await Promise.all([
+      get<Items<Route>>(`/v1/tenants/${seg(t)}/routes`),
+      get<Items<Queue>>(`/v1/tenants/${seg(t)}/queues`),
+      get<Items<Target>>(`/v1/tenants/${seg(t)}/targets`),
+    ]);
+    return { routes: routes.items, queues: queues.items.map((q) => q.name), targets: targets.items.map((x) => x.name) };
+  }, [t]);
+  const [pick, setPick] = useState({ queue: '', target: '' });
+  const [formError, setFormError] = useState<unknown>(null);
+  if (error) return <ErrorLine error={error} />;
+  if (!data) return <Loading />;
+  const queue = pick.queue || data.queues[0] || '';
+  const target = pick.target || data.targets[0] || '';
+  const add = async (e: Event) => {
+    e.preventDefault();
+    setFormError(null);
+    try {
+      await put(`/v1/tenants/${seg(t)}/queues/${seg(queue)}/targets/${seg(target)}`);
+      await reload();
+    } catch (err) {
+      setFormError(err);
+    }
+  };
+  return (
+    <div>
+      <form class="card" onSubmit={add}>
+        <h2>Route a queue to a target</h2>
+        <fieldset disabled={!canWrite}>
+          <div class="grid">
+            <Field label="Queue" id="route-queue">
+              <select id="route-queue" value={queue} onChange={(e) => setPick({ ...pick, queue: val(e) })}>
+                {data.queues.map((q) => <option key={q} value={q}>{q}</option>)}
+              </select>
+            </Field>
+            <Field label="Target" id="route-target">
+              <select id="route-target" value={target} onChange={(e) => setPick({ ...pick, target: val(e) })}>
+                {data.targets.map((x) => <option key={x} value={x}>{x}</option>)}
+              </select>
+            </Field>
+          </div>
+          <ErrorLine error={formError} />
+          <button class="primary" type="submit" disabled={!queue || !target}>Add route</button>
+        </fieldset>
+      </form>
+      <table class="list" data-testid="routes">
+        <thead><tr><th>Queue</th><th>Target</th><th /></tr></thead>
+        <tbody>
+          {data.routes.length === 0 && <tr><td colSpan={3} class="muted">No routes yet.</td></tr>}
+          {data.routes.map((r) => (
+            <tr key={`${r.queue}>${r.target}`}>
+              <td>{r.queue}</td>
+              <td>{r.target}</td>
+              <td><ActionButton label="Remove" kind="danger" disabled={!canWrite} run={async () => { await del(`/v1/tenants/${seg(t)}/queues/${seg(r.queue)}/targets/${seg(r.target)}`); await reload(); }} /></td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function SigningKeys(props: { tenant: string }) {
+  const t = props.tenant;
+  const canWrite = useCanWrite(t);
+  const [secret, setSecret] = useState<string | null>(null);
+  const { data, error, reload } = useLoad(() => get<Data<{ keyId: string; createdAt: string }>>(`/v1/tenants/${seg(t)}/signing-keys`).then((r) => r.data), [t]);
+  return (
+    <div>
+      {secret && <SecretOnce label="Signing secret" value={secret} onDone={() => setSecret(null)} />}
+      <p>
+        <ActionButton label="Create signing key" kind="primary" disabled={!canWrite} run={async () => {
+          const made = await post<{ keyId: string; secret: string }>(`/v1/tenants/${seg(t)}/signing-keys`);
+          setSecret(made.secret);
+          await reload();
+        }} />
+      </p>
+      <p class="muted">Any active key verifies signed-request ingress; the newest signs outbound deliveries of hmac queues.</p>
+      {error ? <ErrorLine error={error} /> : !data ? <Loading /> : (
+        <table class="list" data-testid="signing-keys">
+          <thead><tr><th>Key ID</th><th>Created</th><th /></tr></thead>
+          <tbody>
+            {data.length === 0 && <tr><td colSpan={3} class="muted">No signing keys.</td></tr>}
+            {data.map((k, i) => (
+              <tr key={k.keyId}>
+                <td><code>{k.keyId}</code>{i === 0 && <span class="muted"> (signs outbound)</span>}</td>
+                <td>{when(k.createdAt)}</td>
+                <td><ActionButton label="Revoke" kind="danger" disabled={!canWrite} confirm={`Revoke ${k.keyId}?`} run={async () => { await del(`/v1/tenants/${seg(t)}/signing-keys/${seg(k.keyId)}`); await reload(); }} /></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}

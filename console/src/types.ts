@@ -1,0 +1,138 @@
+/** Shapes of the API answers the console reads (contract-14 and contract §4–§6). */
+
+export type Role = 'Owner' | 'Admin' | 'Member';
+
+export interface SessionWorkspace {
+  tenantPublicId: string;
+  name: string;
+  role: Role;
+}
+
+export interface Session {
+  kind: 'key' | 'link' | 'oidc';
+  subject: string;
+  licensePublicId: string | null;
+  workspaces: SessionWorkspace[];
+  expiresAt: string;
+}
+
+export interface SourceRef {
+  source: 'header' | 'query' | 'body';
+  name: string;
+}
+
+export interface MappedHeader {
+  from: SourceRef;
+  as: string;
+  required: boolean;
+}
+
+export interface Queue {
+  publicId: string;
+  name: string;
+  authMode: 'api_key' | 'signed_request' | 'payments';
+  ingress: 'accepting' | 'closed';
+  archived: boolean;
+  paymentsSecretSet: boolean;
+  ipAllowlist: string[];
+  groupKeyRequired: boolean;
+  eventType?: SourceRef;
+  groupKey?: SourceRef;
+  partitionKey?: SourceRef;
+  mappedHeaders: MappedHeader[];
+  outboundSigning: 'none' | 'hmac';
+  paymentsSignatureRecalculation: boolean;
+  hopBudget: number;
+  dedupWindowSeconds: number;
+  state?: 'accepting' | 'closed' | 'archived' | 'paused';
+  pausedReason?: string | null;
+}
+
+export type TargetAuth =
+  | { mode: 'none' }
+  | { mode: 'bearer'; token?: string }
+  | { mode: 'basic'; username: string; password?: string }
+  | { mode: 'oauth2'; tokenUrl: string; clientId: string; clientSecret?: string; scope?: string };
+
+export interface RetryPolicy {
+  scheduleSeconds: number[];
+  horizonSeconds: number;
+  retryableStatuses: number[];
+}
+
+export interface Target {
+  publicId: string;
+  name: string;
+  url: string;
+  auth: TargetAuth;
+  staticHeaders: Record<string, string>;
+  timeoutMs: number;
+  groupKeyHeader: string | null;
+  retryPolicy: RetryPolicy | null;
+  disabled: boolean;
+  disabledReason: string | null;
+  disabledAt?: string | null;
+}
+
+export interface Route {
+  queue: string;
+  target: string;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'retrying' | 'failed' | 'blocked';
+
+export interface EventListItem {
+  eventId: string;
+  receivedAt: string;
+  eventType: string | null;
+  partitionKey: string | null;
+  targets: Array<{ target: string; status: DeliveryStatus; attempts: number; lastAttemptAt: string | null; lastStatus: number | null }>;
+}
+
+export interface Attempt {
+  at: string;
+  status: number | null;
+  durationMs: number | null;
+  error: string | null;
+}
+
+export interface EventDetail {
+  eventId: string;
+  queue: string;
+  eventType: string | null;
+  groupKey: string | null;
+  partitionKey: string | null;
+  idempotencyKey: string | null;
+  receivedAt: string;
+  headers?: Record<string, string> | Array<[string, string]> | Array<{ name: string; value: string }>;
+  body?: string | null;
+  bodyBase64?: string | null;
+  bodyEncoding?: string;
+  contentType?: string | null;
+  deliveries: Array<{ target: string | null; targetPublicId: string | null; status: DeliveryStatus; attempts: Attempt[] }>;
+}
+
+export interface ApiKey {
+  keyId: string;
+  name: string | null;
+  profile: 'ingress' | 'full' | 'build';
+  scopes?: string[] | null;
+  queueScopes?: string[] | null;
+  tenantPublicId: string | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+export interface Workspace {
+  tenantPublicId: string;
+  name: string;
+  createdAt?: string;
+}
+
+export interface Items<T> {
+  items: T[];
+}
+
+export interface Data<T> {
+  data: T[];
+}

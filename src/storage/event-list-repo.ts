@@ -1,0 +1,148 @@
+import type postgres from 'postgres';
+import type { Sql } from './db.js';
+import type { DeliveryStatus } from './delivery-log-repo.js';
+
+/** Where a page starts: after this (receivedAt, eventId), newest first. */
+export interface EventListPosition {
+  /** ISO-8601 UTC with microseconds, as Postgres stores the time (a JS Date would round it). */
+  receivedAt: string;
+  eventId: string;
+}
+
+/** The filters of `GET …/queues/{name}/events`; all given ones must hold (AND). */
+export interface EventListFilter {
+  workspaceId: string;
+  queueName: string;
+  status?: DeliveryStatus;
+  /** Internal id of a target of the workspace. */
+  targetId?: string;
+  from?: Date;
+  to?: Date;
+  eventType?: string;
+  partitionKey?: string;
+  after?: EventListPosition;
+  limit: number;
+}
+
+export interface EventListDelivery {
+  targetId: string;
+  target: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastAttemptAt: string | null;
+  lastStatus: number | null;
+}
+
+export interface EventListItem {
+  eventId: string;
+  receivedAt: Date;
+  position: EventListPosition;
+  eventType: string | null;
+  partitionKey: string | null;
+  targets: EventListDelivery[];
+}
+
+interface Row {
+  eventId: string;
+  receivedAt: Date;
+  cursorAt: string;
+  eventType: string | null;
+  partitionKey: string | null;
+  targetIds: string[];
+}
+
+/**
+ * The events of a queue as delivery recorded them (event_log, delivery_log),
+ * newest first, by keyset on (received_at, event_id): a page stays the same
+ * whatever is inserted before it, and the cost of a page does not grow with
+ * the queue (index event_log_queue_idx, migration 040).
+ *
+ * A delivery without a row in delivery_log is `pending` (consumed, not
+ * attempted yet). Deliveries to targets deleted since are left out.
+ */
+export class EventListRepo {
+  constructor(private readonly sql: Sql) {}
+
+  /** Up to `limit` events, and whether more follow. */
+  async page(f: EventListFilter): Promise<{ items: EventListItem[]; more: boolean }> {
+    const sql = this.sql;
+    const none = sql``;
+    const rows = await sql<Row[]>`
+      SELECT e.event_id AS "eventId", e.received_at AS "receivedAt",
+             to_char(e.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "cursorAt",
+             e.event_type AS "eventType", e.partition_key AS "partitionKey", e.target_ids::text[] AS "targetIds"
+      FROM event_log e
+      WHERE e.workspace_id = ${f.workspaceId} AND e.queue_name = ${f.queueName}
+        ${f.from ? sql`AND e.received_at >= ${f.from}` : none}
+        ${f.to ? sql`AND e.received_at < ${f.to}` : none}
+        ${f.eventType !== undefined ? sql`AND e.event_type = ${f.eventType}` : none}
+        ${f.partitionKey !== undefined ? sql`AND e.partition_key = ${f.partitionKey}` : none}
+        ${f.targetId !== undefined ? sql`AND ${f.targetId}::bigint = ANY(e.target_ids)` : none}
+        ${f.status !== undefined ? this.statusFilter(f.status, f.targetId) : none}
+        ${f.after ? sql`AND (e.received_at, e.event_id) < (${f.after.receivedAt}::timestamptz, ${f.after.eventId})` : none}
+      ORDER BY e.received_at DESC, e.event_id DESC
+      LIMIT ${f.limit + 1}`;
+    const more = rows.length > f.limit;
+    const page = rows.slice(0, f.limit);
+    return { items: await this.withDeliveries(f.workspaceId, page), more };
+  }
+
+  /** An event matches when the target (or, without one, any existing target it was routed to) has that status. */
+  private statusFilter(status: DeliveryStatus, targetId: string | undefined): postgres.PendingQuery<postgres.Row[]> {
+    const sql = this.sql;
+    if (targetId !== undefined) {
+      const stored = sql`EXISTS (SELECT 1 FROM delivery_log d WHERE d.event_id = e.event_id AND d.target_id = ${targetId}::bigint AND d.status = ${status})`;
+      if (status !== 'pending') return sql`AND ${stored}`;
+      return sql`AND (${stored} OR NOT EXISTS (SELECT 1 FROM delivery_log d WHERE d.event_id = e.event_id AND d.target_id = ${targetId}::bigint))`;
+    }
+    const stored = sql`EXISTS (SELECT 1 FROM delivery_log d JOIN targets t ON t.id = d.target_id WHERE d.event_id = e.event_id AND d.status = ${status})`;
+    if (status !== 'pending') return sql`AND ${stored}`;
+    return sql`AND (${stored} OR EXISTS (
+      SELECT 1 FROM unnest(e.target_ids) AS r(id) JOIN targets t ON t.id = r.id
+      WHERE NOT EXISTS (SELECT 1 FROM delivery_log d WHERE d.event_id = e.event_id AND d.target_id = r.id)))`;
+  }
+
+  private async withDeliveries(workspaceId: string, rows: Row[]): Promise<EventListItem[]> {
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.eventId);
+    // Counts and the last attempt only: a page never carries the attempts themselves.
+    const stored = await this.sql<Array<Omit<EventListDelivery, 'target'> & { eventId: string }>>`
+      SELECT d.event_id AS "eventId", d.target_id::text AS "targetId", d.status,
+             jsonb_array_length(d.attempts) AS attempts,
+             d.attempts->-1->>'at' AS "lastAttemptAt", (d.attempts->-1->>'status')::int AS "lastStatus"
+      FROM delivery_log d WHERE d.event_id = ANY(${ids}::text[])`;
+    const targetIds = [...new Set([...rows.flatMap((r) => r.targetIds), ...stored.map((d) => d.targetId)])];
+    const names = new Map(
+      (await this.sql<{ id: string; name: string }[]>`
+        SELECT id::text, name FROM targets WHERE workspace_id = ${workspaceId} AND id = ANY(${targetIds}::bigint[])`).map((t) => [t.id, t.name]),
+    );
+    const byEvent = new Map<string, Array<Omit<EventListDelivery, 'target'>>>();
+    for (const { eventId, ...d } of stored) {
+      const list = byEvent.get(eventId) ?? [];
+      list.push(d);
+      byEvent.set(eventId, list);
+    }
+    return rows.map((r) => {
+      const own = byEvent.get(r.eventId) ?? [];
+      const seen = new Set(own.map((d) => d.targetId));
+      const all = [
+        ...own,
+        ...r.targetIds.filter((id) => !seen.has(id)).map((targetId) => ({
+          targetId, status: 'pending' as const, attempts: 0, lastAttemptAt: null, lastStatus: null,
+        })),
+      ];
+      const targets = all
+        .filter((d) => names.has(d.targetId))
+        .map((d) => ({ ...d, target: names.get(d.targetId)! }))
+        .sort((a, b) => (a.target < b.target ? -1 : a.target > b.target ? 1 : 0));
+      return {
+        eventId: r.eventId,
+        receivedAt: r.receivedAt,
+        position: { receivedAt: r.cursorAt, eventId: r.eventId },
+        eventType: r.eventType,
+        partitionKey: r.partitionKey,
+        targets,
+      };
+    });
+  }
+}

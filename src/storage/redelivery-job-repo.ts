@@ -1,0 +1,141 @@
+import type { Sql } from './db.js';
+import { newId } from '../ids.js';
+
+export type RedeliveryJobStatus = 'running' | 'done' | 'failed';
+
+export interface RedeliveryJobRow {
+  id: string;
+  publicId: string;
+  workspaceId: string;
+  targetId: string;
+  from: Date;
+  to: Date;
+  cutoff: string;
+  status: RedeliveryJobStatus;
+  total: number;
+  done: number;
+  failed: number;
+  error: string | null;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+
+/** A failed delivery a job hands over: where its event is in the log, and where the job goes on from. */
+export interface FailedDelivery {
+  eventId: string;
+  receivedAt: string;
+  logPartition: number;
+  logOffset: bigint;
+}
+
+/** Which failed deliveries a job (or its dry run) covers. */
+export interface FailedRange {
+  workspaceId: string;
+  targetId: string;
+  from: Date;
+  to: Date;
+  /**
+   * Only deliveries failed at this time count (a job's own redeliveries,
+   * failing again, are not its work). ISO-8601 with microseconds, as the
+   * database printed it: compared with times the database wrote.
+   */
+  cutoff: string;
+}
+
+
+/** A timestamptz as ISO-8601 UTC text with its microseconds. */
+const MICROS = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/**
+ * Bulk redelivery jobs (migration 040) and the failed deliveries they cover.
+ * Progress lives here, so any management node answers a poll.
+ */
+export class RedeliveryJobRepo {
+  constructor(private readonly sql: Sql) {}
+
+  /** A job row; the cutoff as text with its microseconds (a JS Date would round them). */
+  private columns() {
+    return this.sql`id::text, public_id AS "publicId", workspace_id::text AS "workspaceId", target_id::text AS "targetId",
+      from_at AS "from", to_at AS "to", ${this.sql.unsafe(MICROS('cutoff_at'))} AS "cutoff", status, total, done, failed, error,
+      created_at AS "createdAt", finished_at AS "finishedAt"`;
+  }
+
+  /** The database's clock: a job's cutoff is compared with times the database wrote. */
+  async now(): Promise<string> {
+    const [row] = await this.sql<{ now: string }[]>`SELECT ${this.sql.unsafe(MICROS('now()'))} AS now`;
+    return row!.now;
+  }
+
+  /** Failed deliveries of the target for events received in [from, to). */
+  async countFailed(r: FailedRange): Promise<number> {
+    const [row] = await this.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n
+      FROM delivery_log d JOIN event_log e ON e.event_id = d.event_id
+      WHERE d.target_id = ${r.targetId} AND d.status = 'failed' AND d.updated_at <= ${r.cutoff}::timestamptz
+        AND e.workspace_id = ${r.workspaceId} AND e.received_at >= ${r.from} AND e.received_at < ${r.to}`;
+    return row!.n;
+  }
+
+  /** The next `limit` failed deliveries after `after` (oldest first, keyset on received time and event id). */
+  async nextFailed(r: FailedRange, after: { receivedAt: string; eventId: string } | null, limit: number): Promise<FailedDelivery[]> {
+    const rows = await this.sql<Array<Omit<FailedDelivery, 'logOffset'> & { logOffset: string }>>`
+      SELECT e.event_id AS "eventId",
+             ${this.sql.unsafe(MICROS('e.received_at'))} AS "receivedAt",
+             e.log_partition AS "logPartition", e.log_offset::text AS "logOffset"
+      FROM delivery_log d JOIN event_log e ON e.event_id = d.event_id
+      WHERE d.target_id = ${r.targetId} AND d.status = 'failed' AND d.updated_at <= ${r.cutoff}::timestamptz
+        AND e.workspace_id = ${r.workspaceId} AND e.received_at >= ${r.from} AND e.received_at < ${r.to}
+        ${after ? this.sql`AND (e.received_at, e.event_id) > (${after.receivedAt}::timestamptz, ${after.eventId})` : this.sql``}
+      ORDER BY e.received_at, e.event_id
+      LIMIT ${limit}`;
+    return rows.map((row) => ({ ...row, logOffset: BigInt(row.logOffset) }));
+  }
+
+  /**
+   * Creates a running job, or null when the target has one running already.
+   * A running job whose node stopped beating is failed first, so it does not
+   * block the target forever.
+   */
+  async create(r: FailedRange, total: number, staleAfterMs: number): Promise<RedeliveryJobRow | null> {
+    await this.expireStale(staleAfterMs);
+    const rows = await this.sql<RedeliveryJobRow[]>`
+      INSERT INTO redelivery_jobs (public_id, workspace_id, target_id, from_at, to_at, cutoff_at, status, total)
+      VALUES (${newId('rdj')}, ${r.workspaceId}, ${r.targetId}, ${r.from}, ${r.to}, ${r.cutoff}, 'running', ${total})
+      ON CONFLICT (target_id) WHERE status = 'running' DO NOTHING
+      RETURNING ${this.columns()}`;
+    return rows[0] ?? null;
+  }
+
+  async byPublicId(workspaceId: string, publicId: string, staleAfterMs: number): Promise<RedeliveryJobRow | null> {
+    await this.expireStale(staleAfterMs, publicId);
+    const [row] = await this.sql<RedeliveryJobRow[]>`
+      SELECT ${this.columns()} FROM redelivery_jobs WHERE workspace_id = ${workspaceId} AND public_id = ${publicId}`;
+    return row ?? null;
+  }
+
+  /** Adds to the job's counters; also its heartbeat. */
+  async progress(id: string, done: number, failed: number): Promise<void> {
+    await this.sql`
+      UPDATE redelivery_jobs SET done = done + ${done}, failed = failed + ${failed}, heartbeat_at = now()
+      WHERE id = ${id} AND status = 'running'`;
+  }
+
+  async heartbeat(id: string): Promise<void> {
+    await this.sql`UPDATE redelivery_jobs SET heartbeat_at = now() WHERE id = ${id} AND status = 'running'`;
+  }
+
+  async finish(id: string, status: 'done' | 'failed', error: string | null = null): Promise<void> {
+    await this.sql`
+      UPDATE redelivery_jobs SET status = ${status}, error = ${error}, finished_at = now()
+      WHERE id = ${id} AND status = 'running'`;
+  }
+
+  /** Running jobs whose node stopped beating (it went away): failed, finished when last heard of. */
+  private async expireStale(staleAfterMs: number, publicId?: string): Promise<void> {
+    await this.sql`
+      UPDATE redelivery_jobs
+      SET status = 'failed', finished_at = heartbeat_at, error = 'the management node running the job stopped'
+      WHERE status = 'running' AND heartbeat_at < now() - ${staleAfterMs}::int * interval '1 millisecond'
+        ${publicId !== undefined ? this.sql`AND public_id = ${publicId}` : this.sql``}`;
+  }
+}

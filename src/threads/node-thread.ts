@@ -1,0 +1,121 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import type uWS from 'uWebSockets.js';
+import { listenNode, type ListeningNode } from '../node.js';
+import { createLogger } from '../observability/logger.js';
+import type { CheckResult } from '../observability/readiness.js';
+import type { FromThread, ThreadData, ToThread } from './thread-messages.js';
+import { NodeThreadMetrics } from './thread-metrics.js';
+import { listenThread } from './thread-listen.js';
+
+/**
+ * A node thread of a threaded node (src/threads/thread-supervisor.ts): a
+ * whole node of the process's configuration, on the
+ * process's HTTP port (listenThread), its own backends' connections, caches
+ * and consumer-group member.
+ *
+ * A thread that exits with a uWS app still open takes the whole process down
+ * (libuv finds the app's handles on the thread's loop and aborts): so every
+ * way out closes the app first, an uncaught error included, and the main
+ * thread never terminate()s a node thread.
+ */
+const data = workerData as ThreadData;
+const port = parentPort!;
+const log = createLogger(data.config.log.level).child({ thread: data.index });
+let app: uWS.TemplatedApp | null = null;
+let node: ListeningNode | null = null;
+
+const post = (message: FromThread) => port.postMessage(message);
+const exit = (code: number) => {
+  // close() is in this uWS build (it ends the listen sockets and every connection), not in its typings.
+  (app as unknown as { close(): void } | null)?.close();
+  process.exit(code);
+};
+const fail = (err: unknown) => {
+  log.fatal({ err }, 'node thread failed: exiting (the main thread starts it again)');
+  exit(1);
+};
+process.on('uncaughtException', fail);
+process.on('unhandledRejection', fail);
+
+let processState: CheckResult = { ok: false, error: 'waiting for the main thread' };
+let nextAsk = 1;
+const asks = new Map<number, (text: string | null) => void>();
+const metrics = new NodeThreadMetrics(
+  () =>
+    new Promise((resolve) => {
+      const id = nextAsk++;
+      const timer = setTimeout(() => finish(null), 5_000);
+      const finish = (text: string | null) => {
+        clearTimeout(timer);
+        asks.delete(id);
+        resolve(text);
+      };
+      asks.set(id, finish);
+      post({ type: 'metrics-ask', id });
+    }),
+);
+
+port.on('message', (message: ToThread) => {
+  switch (message.type) {
+    case 'drain':
+    case 'stop':
+      if (!node) exit(0);
+      else void (message.type === 'drain' ? node.drain() : node.stop()).then(() => exit(0), fail);
+      break;
+    case 'exit':
+      exit(1);
+      break;
+    case 'process': {
+      const changed = JSON.stringify(message.result) !== JSON.stringify(processState);
+      processState = message.result;
+      // The process changed: this thread's /readyz says so now, not at its next round.
+      if (changed) void node?.readiness.recheck('threads');
+      break;
+    }
+    case 'metrics-request':
+      void (metrics.registry?.getMetricsAsJSON() ?? Promise.resolve([])).then((json) => post({ type: 'metrics-json', id: message.id, metrics: json }));
+      break;
+    case 'metrics-answer':
+      asks.get(message.id)?.(message.text);
+      break;
+    case 'crash':
+      setImmediate(() => {
+        throw new Error('node thread crash (test hook)');
+      });
+      break;
+  }
+});
+
+node = await listenNode(data.config, log, {
+  listen: (uwsApp) => {
+    app = uwsApp;
+    return listenThread(uwsApp, data.listen);
+  },
+  processMetrics: metrics,
+});
+post({ type: 'listening' });
+const readiness = node.readiness;
+// /readyz on any thread describes the process: this thread's checks, and `threads` for the rest.
+readiness.add('threads', async () => {
+  if (!processState.ok) throw new Error(processState.error ?? 'another thread is not ready');
+  const { ok: _ok, latencyMs: _latency, error: _error, ...details } = processState;
+  return details;
+});
+const reportReadiness = () => {
+  const report = readiness.report();
+  const failing = Object.entries(report.checks)
+    .filter(([name, result]) => name !== 'threads' && !result.ok)
+    .map(([name]) => name);
+  post({ type: 'readiness', status: report.status === 'draining' ? 'draining' : failing.length > 0 ? 'not_ready' : 'ready', failing });
+};
+setInterval(reportReadiness, Math.max(100, Math.floor(data.config.health.intervalMs / 2))).unref();
+node.up.then(
+  () => {
+    reportReadiness();
+    post({ type: 'up' });
+  },
+  (err: unknown) => {
+    post({ type: 'failed', message: err instanceof Error ? err.message : String(err) });
+    exit(1);
+  },
+);

@@ -1,0 +1,40 @@
+import type { Config } from '../config/schema.js';
+import type { CheckResult, ReadinessStatus } from '../observability/readiness.js';
+
+/** How a node thread opens the shared HTTP port. */
+export type ThreadListen =
+  /** Behind the main thread's header guard: uWS on its own private Unix socket, the guard relays to it. */
+  | { kind: 'unix'; path: string; publicPort: number }
+  /** No header guard: uWS on the public port itself (SO_REUSEPORT: the kernel spreads the connections). */
+  | { kind: 'port'; host: string; port: number };
+
+/** What a node thread starts with (its workerData). */
+export interface ThreadData {
+  index: number;
+  config: Config;
+  listen: ThreadListen;
+}
+
+/** From the main thread to a node thread. */
+export type ToThread =
+  | { type: 'drain' }
+  | { type: 'stop' }
+  /** The process is exiting now (shutdown timeout, second signal): close the uWS app and exit. */
+  | { type: 'exit' }
+  /** The whole process's readiness, for the thread's `threads` check. */
+  | { type: 'process'; result: CheckResult }
+  | { type: 'metrics-request'; id: number }
+  | { type: 'metrics-answer'; id: number; text: string | null }
+  /** Test hook: the thread fails as a bug would (an uncaught exception). */
+  | { type: 'crash' };
+
+/** From a node thread to the main thread. */
+export type FromThread =
+  | { type: 'listening' }
+  | { type: 'up' }
+  | { type: 'failed'; message: string }
+  /** The thread's own readiness (its `threads` check left out). */
+  | { type: 'readiness'; status: ReadinessStatus; failing: string[] }
+  | { type: 'metrics-json'; id: number; metrics: unknown[] }
+  /** The thread's GET /metrics asks for the whole process's text. */
+  | { type: 'metrics-ask'; id: number };

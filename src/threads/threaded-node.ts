@@ -1,0 +1,106 @@
+import { join } from 'node:path';
+import type { Config } from '../config/schema.js';
+import { listenPublic, type PublicListener } from '../http/listen.js';
+import { listenNode, type ListeningNode, type NodeOptions, type RunningNode } from '../node.js';
+import type { Logger } from '../observability/logger.js';
+import type { CheckResult } from '../observability/readiness.js';
+import type { ThreadListen } from './thread-messages.js';
+import { MainThreadMetrics } from './thread-metrics.js';
+import { ThreadSupervisor } from './thread-supervisor.js';
+
+/** A threaded node: one node per thread behind one port (docs/threads.md). */
+export interface ThreadedNode extends ListeningNode {
+  threads: number;
+  /** Ends the other threads at once, before the process exits without finishing the drain. */
+  exitThreads(): Promise<void>;
+  /** Test hook: thread `index` (1..threads-1) fails as a bug would; it is started again. */
+  __crashThread(index: number): void;
+}
+
+/**
+ * Starts a node on `threads` JavaScript threads of this process:
+ *
+ *   client ─► port ─┬─► main thread: header guard thread ─► uWS (thread 0: every role; migrations, first run)
+ *                   │                                   ├─► uWS (thread 1: every role)
+ *                   │                                   └─► …
+ *                   └─ without the guard, every thread's uWS binds the port (SO_REUSEPORT)
+ *
+ * The main thread's node comes up first (migrations, topic, first-run keys),
+ * then threads 1..N-1 start (src/threads/thread-supervisor.ts). Each is a
+ * consumer-group member of its own, so Kafka spreads the partitions over the
+ * threads and moves them when a thread comes or goes; caches that must agree
+ * are Redis-backed with the invalidation bus, which reaches every thread as
+ * it reaches every process. /readyz on any thread answers for the process
+ * (check `threads`); /metrics on any thread sums every thread's series.
+ */
+export async function listenThreadedNode(config: Readonly<Config>, threads: number, log: Logger, options: NodeOptions = {}): Promise<ThreadedNode> {
+  let listener: PublicListener | null = null;
+  let port = 0;
+  // Every thread runs every configured role: the port is shared, so a management
+  // request may reach any thread (its routes are stateless over Postgres and Redis);
+  // what happens once per process (migrations, first-run keys, the metrics port) is the main thread's.
+  const supervisor: ThreadSupervisor = new ThreadSupervisor(config, threads, log, {
+    listenFor: (index, generation): ThreadListen =>
+      listener?.privateDir
+        ? { kind: 'unix', path: join(listener.privateDir, `thread-${index}-${generation}.sock`), publicPort: port }
+        : { kind: 'port', host: config.server.host, port },
+    upstreamsChanged: (paths) => listener?.setThreadUpstreams?.(paths),
+    processMetrics: () => metrics.metrics(),
+    changed: () => publish(),
+  });
+  const metrics = new MainThreadMetrics(() => supervisor.series());
+  const node = await listenNode(config, log, {
+    ...options,
+    listen: async (app, server, l) => (listener = await listenPublic(app, server, l)),
+    processMetrics: metrics,
+    // The other threads finish their in-flight work before the port (the guard relays for them) closes.
+    beforeRelease: () => supervisor.stop(),
+  });
+  port = node.port;
+
+  const ownState = (): CheckResult => {
+    const report = node.readiness.report();
+    const failing = Object.entries(report.checks).filter(([name, r]) => name !== 'threads' && !r.ok).map(([name]) => name);
+    return failing.length === 0 && report.status !== 'draining' ? { ok: true } : { ok: false, error: `thread 0 ${report.status} (${failing.join(', ') || 'draining'})` };
+  };
+  node.readiness.add('threads', async () => {
+    const result = supervisor.check();
+    if (!result.ok) throw new Error(result.error);
+    const { ok: _ok, ...details } = result;
+    return details;
+  });
+  // What the other threads' `threads` check shows: this thread's own state and every other's.
+  let published = '';
+  const publish = () => {
+    const own = ownState();
+    const others = supervisor.check();
+    const { ok: _ok, error: _error, ...details } = others;
+    const errors = [own.error, others.error].filter(Boolean);
+    const result: CheckResult = errors.length === 0 ? { ok: true, ...details } : { ok: false, error: errors.join('; '), ...details };
+    // Sent every time (a thread started meanwhile has not heard it yet); rechecked here on a change.
+    supervisor.broadcast(result);
+    const text = JSON.stringify(result);
+    if (text === published) return;
+    published = text;
+    // A thread came, went or changed: this thread's /readyz says so now, not at the next round.
+    void node.readiness.recheck('threads');
+  };
+  const broadcaster = setInterval(publish, Math.max(100, Math.floor(config.health.intervalMs / 2)));
+  broadcaster.unref();
+
+  let ending: Promise<void> | null = null;
+  const end = (how: 'drain' | 'stop') => {
+    clearInterval(broadcaster);
+    // All threads begin at once (one drain delay, not one per thread); the main thread's release awaits theirs.
+    void (how === 'drain' ? supervisor.drain() : supervisor.stop());
+    return (ending ??= how === 'drain' ? node.drain() : node.stop());
+  };
+  const stop = () => end('stop');
+  const drain = () => end('drain');
+  const up = node.up.then(async (running): Promise<RunningNode> => {
+    await supervisor.start();
+    log.info({ threads }, 'every node thread started');
+    return { ...running, stop, drain };
+  });
+  return { ...node, threads, up, stop, drain, exitThreads: () => supervisor.exitNow(), __crashThread: (index) => supervisor.crash(index) };
+}

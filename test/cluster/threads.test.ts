@@ -1,0 +1,256 @@
+import http from 'node:http';
+import t, { type Test } from 'tap';
+import { loadConfig } from '../../src/config/load-config.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { listenThreadedNode } from '../../src/threads/threaded-node.js';
+import { backendConfig, freshBackends, TEST_BACKEND, type Backends } from '../helpers/backends.js';
+import { bootstrapDatabase, clientFor, freePort, spawnNode } from '../helpers/nodes.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { groupMembers, topicBounds } from '../helpers/read-topic.js';
+import { sleep } from '../helpers/delivery.js';
+import type { BootstrapResult } from '../../src/management/bootstrap.js';
+import { signRequest } from '../helpers/signing.js';
+
+/**
+ * A threaded node (`streamgate start --threads N`, docs/threads.md): one
+ * process whose threads share the port, the consumer group and the caches.
+ * Each request here goes on a connection of its own, so the header guard
+ * hands them to the threads in turn.
+ */
+
+interface Answer {
+  status: number;
+  body: any;
+}
+
+/** One request on a fresh connection (no keep-alive: every request may land on another thread). */
+function freshRequest(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, agent: false, headers: { connection: 'close', ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        let parsed: unknown = text;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          // text
+        }
+        resolve({ status: res.statusCode ?? 0, body: parsed });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function postEvent(port: number, creds: BootstrapResult, queue: string, body: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return freshRequest(port, 'POST', `/events/${creds.tenantPublicId}/${queue}`, { 'x-api-key': creds.ingressKey, 'content-type': 'application/json', ...headers }, body);
+}
+
+/** The value of a series in Prometheus text (0 when absent). */
+function series(text: string, name: string, labels = ''): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ''} `));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+/** Every key's events reached the receiver in the order they were accepted. */
+function inOrderPerKey(t: Test, receiver: Receiver, accepted: Map<string, string[]>): void {
+  const seen = new Map<string, string[]>();
+  for (const r of receiver.requests) {
+    const key = String(r.headers['x-service-partition-key'] ?? JSON.parse(r.body.toString()).key);
+    const id = String(r.headers['x-service-event-id']);
+    const list = seen.get(key) ?? [];
+    if (!list.includes(id)) list.push(id);
+    seen.set(key, list);
+  }
+  let ok = true;
+  for (const [key, ids] of accepted) {
+    const got = (seen.get(key) ?? []).filter((id) => ids.includes(id));
+    if (JSON.stringify(got) !== JSON.stringify(ids)) {
+      ok = false;
+      t.fail(`key ${key}: delivered ${got.join(',')} for accepted ${ids.join(',')}`);
+    }
+  }
+  t.ok(ok, `every key's events delivered in accepted order (${accepted.size} keys)`);
+}
+
+if (TEST_BACKEND !== 'kafka') {
+  t.test('the embedded backends run one thread, whatever --threads says', async (t) => {
+    const backends = await freshBackends(t);
+    await bootstrapDatabase(backends.databaseUrl);
+    const port = await freePort();
+    await spawnNode(t, backends, port, { STREAMGATE_THREADS: '2' });
+    const ready = await freshRequest(port, 'GET', '/readyz');
+    t.equal(ready.status, 200);
+    t.notOk('threads' in ready.body.checks, 'no other threads to report');
+  });
+} else {
+  t.test('one process of two threads', async (t) => {
+    const backends = await freshBackends(t);
+    const creds = await bootstrapDatabase(backends.databaseUrl);
+    const receiver = await startReceiver(t);
+    const port = await freePort();
+    const child = await spawnNode(t, backends, port, { STREAMGATE_THREADS: '2' });
+    const api = clientFor(port, creds);
+    await api.wire('orders', 'orders-target', `${receiver.url}/in`);
+
+    t.test('/readyz answers for the whole process on every thread', async (t) => {
+      for (let i = 0; i < 4; i++) {
+        const ready = await freshRequest(port, 'GET', '/readyz');
+        t.equal(ready.status, 200);
+        t.equal(ready.body.checks.threads.ok, true);
+        t.equal(ready.body.checks.threads.threads, 2);
+        t.same(ready.body.checks.threads.states, { 1: 'ready' });
+      }
+    });
+
+    t.test('the management API answers on every thread', async (t) => {
+      const headers = { 'x-api-key': creds.buildKey, 'x-license-publicid': creds.licensePublicId };
+      const answers = await Promise.all(Array.from({ length: 6 }, () => freshRequest(port, 'GET', api.tenantPath('/queues/orders'), headers)));
+      t.same(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200]);
+    });
+
+    t.test('both threads are consumer-group members, each with partitions', async (t) => {
+      let members = new Map<string, number[]>();
+      for (let i = 0; i < 100; i++) {
+        members = await groupMembers(backends.groupId, backends.topic).catch(() => new Map());
+        if (members.size === 2 && [...members.values()].every((p) => p.length > 0)) break;
+        await sleep(100);
+      }
+      t.equal(members.size, 2);
+      t.same([...members.values()].flat().sort((a, b) => a - b), [...Array((await topicBounds(backends.topic)).length).keys()], 'every partition held by one thread');
+    });
+
+    t.test('ingress answers on every thread, and per-key order holds', async (t) => {
+      const before = await freshRequest(port, 'GET', '/metrics');
+      const keys = Array.from({ length: 8 }, (_, i) => `k${i}`);
+      const accepted = new Map<string, string[]>(keys.map((k) => [k, []]));
+      // Keys in parallel, each key's events one after another (the order a sender means).
+      await Promise.all(
+        keys.map(async (key) => {
+          for (let seq = 0; seq < 12; seq++) {
+            const res = await postEvent(port, creds, 'orders', JSON.stringify({ key, seq }), { 'x-service-partition-key': key });
+            t.equal(res.status, 202);
+            accepted.get(key)!.push(res.body.eventId);
+          }
+        }),
+      );
+      const after = (await freshRequest(port, 'GET', '/metrics')).body as string;
+      for (const thread of ['0', '1']) {
+        const grew = series(after, 'streamgate_thread_http_requests_total', `thread="${thread}"`) - series(before.body, 'streamgate_thread_http_requests_total', `thread="${thread}"`);
+        t.ok(grew >= 20, `thread ${thread} answered ${grew} requests`);
+      }
+      t.equal(series(after, 'streamgate_threads'), 2);
+      const ids = [...accepted.values()].flat();
+      await receiver.waitFor((r) => ids.every((id) => r.some((x) => x.headers['x-service-event-id'] === id)), 60_000, 'every accepted event');
+      inOrderPerKey(t, receiver, accepted);
+    });
+
+    t.test('an idempotency key holds across threads: concurrent duplicates write one record', async (t) => {
+      const bounds = await topicBounds(backends.topic);
+      const total = (b: Array<[bigint, bigint]>) => b.reduce((s, [, high]) => s + high, 0n);
+      const answers = await Promise.all(Array.from({ length: 6 }, () => postEvent(port, creds, 'orders', '{"dup":1}', { 'idempotency-key': 'same-key-1' })));
+      t.same(new Set(answers.map((a) => a.status)), new Set([202]));
+      t.equal(new Set(answers.map((a) => a.body.eventId)).size, 1, 'one event id for all six');
+      t.equal(total(await topicBounds(backends.topic)) - total(bounds), 1n, 'one record written');
+    });
+
+    t.test('a signed request\'s nonce is single-use across threads: replayed_request on every one', async (t) => {
+      t.equal((await api.manage('PUT', api.tenantPath('/queues/signed'), { authMode: 'signed_request' })).status, 201);
+      const created = await api.manage('POST', api.tenantPath('/signing-keys'));
+      const key = { keyId: created.body.keyId, secret: created.body.secret };
+      const path = `/events/${creds.tenantPublicId}/signed`;
+      const body = '{"once":true}';
+      const headers = { 'content-type': 'application/json', ...signRequest({ pathAndQuery: path, body, key }) };
+      t.equal((await freshRequest(port, 'POST', path, headers, body)).status, 202, 'first use');
+      // Four fresh connections: the guard hands them to both threads.
+      for (let i = 0; i < 4; i++) {
+        const again = await freshRequest(port, 'POST', path, headers, body);
+        t.equal(again.status, 401);
+        t.equal(again.body.error?.code, 'replayed_request');
+      }
+    });
+
+    t.test('a queue created through the main thread is served by every thread at once', async (t) => {
+      const first = await postEvent(port, creds, 'late', '{}');
+      t.equal(first.status, 404, 'unknown before');
+      await api.wire('late', 'late-target', `${receiver.url}/late`);
+      const answers = await Promise.all(Array.from({ length: 6 }, () => postEvent(port, creds, 'late', '{}')));
+      t.same(answers.map((a) => a.status), [202, 202, 202, 202, 202, 202]);
+    });
+
+    t.test('SIGTERM drains every thread and exits 0', async (t) => {
+      await child.kill('SIGTERM');
+      t.equal(child.child.exitCode, 0, 'exit code 0 (a thread left holding its uWS app would abort the process)');
+    });
+  });
+
+  t.test('--threads 1 runs one thread, as before', async (t) => {
+    const backends = await freshBackends(t);
+    await bootstrapDatabase(backends.databaseUrl);
+    const port = await freePort();
+    await spawnNode(t, backends, port, { STREAMGATE_THREADS: '1' });
+    const ready = await freshRequest(port, 'GET', '/readyz');
+    t.equal(ready.status, 200);
+    t.notOk('threads' in ready.body.checks, 'no threads check');
+    const metrics = (await freshRequest(port, 'GET', '/metrics')).body as string;
+    t.notOk(metrics.includes('streamgate_threads'), 'no thread series');
+    let members = new Map<string, number[]>();
+    for (let i = 0; i < 100 && members.size === 0; i++) {
+      members = await groupMembers(backends.groupId, backends.topic).catch(() => new Map());
+      if (members.size === 0) await sleep(100);
+    }
+    t.equal(members.size, 1, 'one consumer-group member');
+  });
+
+  t.test('a node thread that crashes mid-load loses no accepted event and is started again', async (t) => {
+    const backends: Backends = await freshBackends(t);
+    const creds = await bootstrapDatabase(backends.databaseUrl);
+    const receiver = await startReceiver(t);
+    const base = backendConfig(backends);
+    const config = loadConfig({}, { ...base, server: { ...(base.server as object), shutdownTimeoutMs: 15_000 }, kafka: { ...(base.kafka as object), sessionTimeoutMs: 10_000, heartbeatIntervalMs: 1_000 } });
+    const node = await listenThreadedNode(config, 2, createLogger(config.log.level));
+    t.teardown(() => node.stop());
+    await node.up;
+    const port = node.port;
+    await clientFor(port, creds).wire('crash', 'crash-target', `${receiver.url}/crash`);
+
+    const accepted = new Map<string, string[]>();
+    let refused = 0;
+    let crashed = false;
+    await Promise.all(
+      Array.from({ length: 16 }, async (_, k) => {
+        const key = `c${k}`;
+        accepted.set(key, []);
+        for (let seq = 0; seq < 25; seq++) {
+          if (k === 0 && seq === 8 && !crashed) {
+            crashed = true;
+            node.__crashThread(1);
+          }
+          // A request the crashed thread held is answered by nobody: not accepted, not counted.
+          const res = await postEvent(port, creds, 'crash', JSON.stringify({ key, seq }), { 'x-service-partition-key': key }).catch(() => null);
+          if (res?.status === 202) accepted.get(key)!.push(res.body.eventId);
+          else refused++;
+        }
+      }),
+    );
+    const ids = [...accepted.values()].flat();
+    t.comment(`${ids.length} accepted, ${refused} not accepted around the crash`);
+    t.ok(ids.length >= 300, 'most requests accepted');
+    await receiver.waitFor((r) => ids.every((id) => r.some((x) => x.headers['x-service-event-id'] === id)), 90_000, 'every accepted event');
+    t.pass('every accepted event delivered');
+    // The thread was started again and the process is ready once more.
+    let ready: Answer | null = null;
+    const since = Date.now();
+    for (let i = 0; i < 600; i++) {
+      ready = await freshRequest(port, 'GET', '/readyz');
+      if (ready.status === 200) break;
+      await sleep(100);
+    }
+    t.equal(ready?.status, 200, `ready again: ${JSON.stringify(ready?.body)}`);
+    t.comment(`ready again ${Date.now() - since} ms after the last event was delivered`);
+    t.same(ready?.body.checks.threads.states, { 1: 'ready' }, 'thread 1 is back');
+  });
+}

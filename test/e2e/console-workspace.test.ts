@@ -1,0 +1,112 @@
+import t from 'tap';
+import { ConsoleTab, startBrowser } from '../helpers/browser.js';
+import { checkTab, eventually, signInWithKey, startConsoleNode } from '../helpers/console-e2e.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { arrives } from '../helpers/waas.js';
+
+declare const document: any; // in page.evaluate callbacks (no DOM lib here)
+
+// An owner runs a workspace from the console in a real browser: queues (a
+// header collision refused in the form, archive and restore), targets (a
+// disabled one re-enabled), routes and signing keys.
+t.test('an owner runs a workspace from the console', async (t) => {
+  const { creds, base, api, T } = await startConsoleNode(t);
+  const receiver = await startReceiver(t);
+  const browser = await startBrowser(t);
+  const tab = await ConsoleTab.open(browser, base, 'owner');
+  await signInWithKey(tab, creds.licensePublicId, creds.buildKey, T);
+
+  // A queue made with the form; a mapped header the reference forbids is refused next to its field.
+  await tab.go(`#/w/${T}/queues`);
+  await tab.waitText('No queues yet.');
+  await tab.click('New queue');
+  await tab.fill('Name', 'orders');
+  await tab.click('Add mapped header');
+  await tab.fillId('mh-0-name', 'X-Tenant');
+  await tab.fillId('mh-0-as', 'X-Service-Tenant');
+  await tab.click('Save queue');
+  await tab.waitText("X-Service-* is the service's own vocabulary");
+  t.ok(await tab.page.$('#mh-0-as-error'), 'the collision is shown next to the field');
+  await tab.shoot('queue-form-refused');
+  await tab.fillId('mh-0-as', 'X-Tenant');
+  await tab.click('Save queue');
+  await tab.page.waitForSelector('tr[data-queue="orders"]');
+  t.match(await tab.text(), 'accepting', 'the new queue is accepting');
+  const saved = await api.manage('GET', `/v1/tenants/${T}/queues/orders`);
+  t.same(saved.body.mappedHeaders, [{ from: { source: 'header', name: 'X-Tenant' }, as: 'X-Tenant', required: false }], 'with its mapped header');
+  await tab.shoot('queues');
+
+  // A target and the route.
+  await tab.go(`#/w/${T}/targets`);
+  await tab.click('New target');
+  await tab.fill('Name', 'warehouse');
+  await tab.fill('URL', `${receiver.url}/hook`);
+  await tab.shoot('target-form');
+  await tab.click('Save target');
+  await tab.page.waitForSelector('tr[data-target="warehouse"]');
+  await tab.go(`#/w/${T}/routes`);
+  await tab.click('Add route');
+  await tab.page.waitForFunction(() => document.querySelector('[data-testid="routes"]')?.textContent?.includes('warehouse'));
+  t.equal((await api.manage('GET', `/v1/tenants/${T}/queues/orders/targets/warehouse`)).status, 200, 'the route exists');
+  await tab.shoot('routes');
+
+  // Archive: ingress answers 409 queue_archived; Restore from the console.
+  await tab.go(`#/w/${T}/queues`);
+  await tab.click('Archive', 'tr[data-queue="orders"]');
+  await tab.page.waitForFunction(() => document.querySelector('tr[data-queue="orders"]')?.textContent?.includes('archived'));
+  const refused = await api.postEvent('orders', '{}');
+  t.equal(refused.status, 409);
+  t.equal(refused.body.error.code, 'queue_archived', 'an archived queue takes no events');
+  await tab.shoot('queue-archived');
+  await tab.click('Restore', 'tr[data-queue="orders"]');
+  await tab.page.waitForFunction(() => document.querySelector('tr[data-queue="orders"]')?.textContent?.includes('accepting'));
+  t.equal((await api.postEvent('orders', '{}')).status, 202, 'the restored queue accepts again');
+
+  // A target disabled by a 410 shows why, and is re-enabled.
+  const gone = await startReceiver(t);
+  gone.responder = (_req, res) => {
+    res.statusCode = 410;
+    res.end('gone');
+  };
+  await api.wire('leaving', 'retired', `${gone.url}/hook`);
+  await arrives(gone, (await api.postEvent('leaving', '{}')).body.eventId);
+  await eventually(tab, `#/w/${T}/targets`, 'is disabled because');
+  await tab.shoot('target-disabled');
+  await tab.click('Re-enable');
+  await tab.page.waitForFunction(() => !document.body.innerText.includes('is disabled because'));
+  t.equal((await api.manage('GET', `/v1/tenants/${T}/targets/retired`)).body.disabled, false, 're-enabled');
+
+  // Signing keys: the secret is shown once; revoke.
+  await tab.go(`#/w/${T}/signing-keys`);
+  await tab.click('Create signing key');
+  await tab.waitText('shown once');
+  const keys = (await api.manage('GET', `/v1/tenants/${T}/signing-keys`)).body.data as Array<{ keyId: string }>;
+  t.equal(keys.length, 1);
+  await tab.shoot('signing-keys');
+  await tab.click('Done');
+  await tab.click('Revoke');
+  await tab.waitText('No signing keys.');
+  t.same((await api.manage('GET', `/v1/tenants/${T}/signing-keys`)).body.data, [], 'revoked');
+
+  // Sandbox: a test event whose first two simulated attempts fail; the run shows each attempt.
+  await api.wire('trial', 'simulated', `${receiver.url}/sim`);
+  const before = receiver.requests.length;
+  await tab.go(`#/w/${T}/sandbox`);
+  await tab.select('Queue', 'trial');
+  await tab.fill('sb_fail_code', '503');
+  await tab.fill('sb_fail_count', '2');
+  await tab.fill('Ingress API key', creds.ingressKey);
+  await tab.click('Send test event');
+  await tab.page.waitForFunction(() => document.querySelector('[data-run-event] caption')?.textContent?.includes('delivered'), { timeout: 20_000 });
+  const run = await tab.text();
+  t.equal(run.split('\n').filter((l) => l.includes('\t503\t')).length, 2, 'two simulated attempts failed with 503');
+  t.equal(await tab.page.$eval('#sb-key', (el) => (el as any).value), '', 'the key field is cleared after sending');
+  t.equal(receiver.requests.length, before, 'nothing left the service');
+  await tab.shoot('sandbox');
+
+  checkTab(t, tab, [
+    { path: '/console/api/session', status: 401 },
+    { path: `/v1/tenants/${T}/queues/orders`, status: 400 },
+    { path: /^\/v1\/tenants\/[^/]+\/sandbox\/runs\//, status: 404 },
+  ]);
+});

@@ -17,7 +17,7 @@ import { TargetStateRepo } from '../storage/target-state-repo.js';
 import { DeliveryStep } from './delivery-step.js';
 import { DeliverySupervisor } from './delivery-supervisor.js';
 import { ParkWriter } from './park-writer.js';
-import { Semaphore } from './semaphore.js';
+import { KeyedSemaphores, Semaphore } from './semaphore.js';
 
 /** Joins the consumer group and runs partition actors for what it is assigned. */
 export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
@@ -30,6 +30,7 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
   const plans = new SigningPlans(new QueueLookupRepo(sql), new SigningKeyRepo(sql), config.ingress.cacheTtlMs);
   ctx.bus.onInvalidate(() => plans.invalidate());
   const flows = new TargetFlows(d.flow);
+  const spillSlots = new KeyedSemaphores(d.parking.maxConcurrentDrains);
   const deliverer = new Deliverer(dispatcher, new OAuthTokens(dispatcher, d.oauthRefreshMarginSeconds), plans, {
     scheduleSeconds: [...d.retry.scheduleSeconds],
     horizonSeconds: d.retry.horizonSeconds,
@@ -66,6 +67,7 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
       parkRepo,
       deliveryLog,
       drainSlots: new Semaphore(d.parking.maxConcurrentDrains),
+      spill: { saturated: (targetId) => flows.saturated(targetId), slots: (targetId) => spillSlots.of(targetId) },
       now: Date.now,
     },
     {

@@ -1,4 +1,5 @@
-import type { Deliverer } from '../delivery/deliverer.js';
+import type { AttemptReport, Deliverer } from '../delivery/deliverer.js';
+import { PermitWithdrawn } from '../delivery/target-flows.js';
 import type { FailureStreaks } from '../delivery/failure-streaks.js';
 import type { AttemptLog } from '../delivery/attempt-log.js';
 import { isoAt } from '../delivery/iso-time.js';
@@ -9,8 +10,12 @@ import type { RouteTable, RouteTarget } from '../routing/route-table.js';
 import type { AttemptEntry, DeliveryStatus } from '../storage/delivery-log-repo.js';
 import type { Job } from './job.js';
 
-/** After one step a job is over (delivered, failed, blocked) or due again at `dueAt`. */
-export type StepResult = { kind: 'done'; status: DeliveryStatus } | { kind: 'retry'; dueAt: number };
+/**
+ * After one step a job is over (delivered, failed, blocked), due again at
+ * `dueAt`, or `withdrawn`: it gave up its wait for the target's flow permit
+ * before anything was sent (the lane is spilling to parking), so no attempt counts.
+ */
+export type StepResult = { kind: 'done'; status: DeliveryStatus } | { kind: 'retry'; dueAt: number } | { kind: 'withdrawn' };
 
 export interface StepDeps {
   /** '<consumer group>/<topic>' (see src/delivery/delivery-stream.ts). */
@@ -46,8 +51,12 @@ export class DeliveryStep {
     this.now = deps.now ?? Date.now;
   }
 
-  /** Throws only when `signal` aborts while the route lookup waits for the database. */
-  async run(job: Job, partition: number, signal: AbortSignal): Promise<StepResult> {
+  /**
+   * Throws only when `signal` aborts while the route lookup waits for the
+   * database. `withdraw` aborting while the attempt waits for its flow permit
+   * ends the step `withdrawn`.
+   */
+  async run(job: Job, partition: number, signal: AbortSignal, withdraw?: AbortSignal): Promise<StepResult> {
     const { record } = job;
     // A job fresh from routing has its target, unless this process disabled
     // that target since; a job that waited looks it up again.
@@ -59,8 +68,14 @@ export class DeliveryStep {
       return { kind: 'done', status: 'blocked' };
     }
 
+    let report: AttemptReport;
+    try {
+      report = await this.deps.deliverer.attempt(record, target, job.attempts + 1, withdraw);
+    } catch (err) {
+      if (err instanceof PermitWithdrawn) return { kind: 'withdrawn' };
+      throw err;
+    }
     job.attempts++;
-    const report = await this.deps.deliverer.attempt(record, target, job.attempts);
     job.firstAttemptAt ??= report.at;
     const { result, outcome } = report;
     const status = result.kind === 'response' ? result.status : null;

@@ -18,6 +18,8 @@ export interface LaneContext {
   parkRepo: ParkedDeliveryRepo;
   due: DueQueue<Lane>;
   drainSlots: Semaphore;
+  /** Where a spilled lane waits to drain (per target: its drains wait for that target's permits). */
+  spillSlots(targetId: string): Semaphore;
   holdInMemoryMs: number;
   pageSize: number;
   /** The lane has nothing left, in memory or parked: forget it. */
@@ -43,6 +45,12 @@ export interface LaneContext {
  * While PARKED or DRAINING, new jobs of the lane are written behind the parked
  * ones instead of being held in memory, so order holds and memory stays flat
  * however long the receiver fails.
+ *
+ * A lane can also be SPILLED (spill(), asked by its partition when it is full
+ * and the lane's target saturated): the jobs queued behind its head are
+ * written to parking, the head too if it still waits for a flow permit, and
+ * the lane goes on as a parked lane due at once. Its records stop holding the
+ * partition, which fetches on for the other targets.
  */
 export class Lane {
   private mode: 'active' | 'parked' | 'draining' = 'active';
@@ -52,6 +60,10 @@ export class Lane {
   private parkInFlight = 0;
   private parkEpoch = 0;
   private parkWaiters: Array<() => void> = [];
+  /** Aborted by spill(): the head gives up its wait for a flow permit. */
+  private withdraw: AbortController | null = null;
+  /** Parked by spill(), not by a retry: drains take a slot of the target's own. */
+  private spilled = false;
 
   constructor(
     readonly ref: LaneRef,
@@ -84,13 +96,38 @@ export class Lane {
     if (!this.running) void this.runActive();
   }
 
+  /**
+   * Moves this lane out of memory while its head runs: the jobs queued behind
+   * the head are parked (they settle once written, so their offsets may be
+   * committed) and later jobs park behind them; a head still waiting for its
+   * target's permit gives its place up and parks too. A head already sending
+   * finishes; then the lane drains from parking in order. Returns how many
+   * queued jobs left memory.
+   */
+  spill(): number {
+    // Parked already but running: spilled before, its head now waits again (a retry held in memory).
+    if (!this.running || this.mode === 'draining') return 0;
+    const queued = this.jobs.splice(1);
+    this.mode = 'parked';
+    this.spilled = true;
+    if (queued.length > 0) {
+      void this.writeParked(queued.map((job) => this.rowOf(job, null))).then((ok) => {
+        if (ok) for (const job of queued) job.settle();
+      });
+    }
+    this.withdraw?.abort();
+    this.withdraw = null;
+    return queued.length;
+  }
+
   /** Called by the due queue when the parked head is due. */
   async wake(): Promise<void> {
     if (this.mode !== 'parked' || this.ctx.signal.aborted) return;
     this.mode = 'draining';
-    const release = await this.ctx.drainSlots.acquire();
+    const release = await (this.spilled ? this.ctx.spillSlots(this.ref.targetId) : this.ctx.drainSlots).acquire();
     try {
       await this.drain();
+      this.spilled = false;
     } catch (err) {
       if (this.ctx.signal.aborted) return;
       // Most likely the database: keep the lane parked and look again shortly.
@@ -107,17 +144,26 @@ export class Lane {
     try {
       while (this.jobs.length > 0 && !this.ctx.signal.aborted) {
         const job = this.jobs[0]!;
-        const step = await this.ctx.step.run(job, this.ctx.partition, this.ctx.signal);
+        this.withdraw ??= new AbortController();
+        const step = await this.ctx.step.run(job, this.ctx.partition, this.ctx.signal, this.withdraw.signal);
         if (this.ctx.signal.aborted) return;
         if (step.kind === 'done') {
           this.jobs.shift();
           job.settle();
           continue;
         }
+        if (step.kind === 'withdrawn') {
+          // Spilled while waiting for a permit: the head parks, due now, ahead of what spill() parked.
+          await this.parkAll(this.ctx.now());
+          return;
+        }
         if (await this.waitedInMemory(step)) continue;
+        this.spilled = false; // parked for a retry now: a drain slot like any retry
         await this.parkAll(step.dueAt);
         return;
       }
+      // Spilled while the head was sending: what was queued behind it is parked; drain it in order.
+      if (this.mode === 'parked' && !this.ctx.signal.aborted) this.ctx.due.schedule(this, this.ctx.now());
     } catch (err) {
       if (!this.ctx.signal.aborted) this.ctx.log.error({ err, lane: this.ref.laneKey, eventId: this.jobs[0]?.record.id }, 'lane stopped unexpectedly');
     } finally {
@@ -191,6 +237,7 @@ export class Lane {
             done.push(row.seq);
             break;
           }
+          if (step.kind === 'withdrawn') continue; // not asked for: a drain passes no withdraw signal
           if (await this.waitedInMemory(step)) continue;
           await this.ctx.parkRepo.delete(this.ref, done);
           if (!(await this.writeParked([this.rowOf(job, step.dueAt)]))) return;

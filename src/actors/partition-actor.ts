@@ -17,6 +17,18 @@ import type { Semaphore } from './semaphore.js';
 /** Between failed loads of this partition's state: the partition waits, so not too long. */
 const DATABASE_BACKOFF = { baseMs: 250, maxMs: 5_000 };
 
+/** Spilling is looked at no more often than this while a partition is full. */
+const SPILL_EVERY_MS = 100;
+/** A target routed from a partition within this long shares it: a stall would hold it back. */
+const SHARED_WITHIN_MS = 60_000;
+
+export interface SpillServices {
+  /** Whether a target has attempts waiting for a flow permit (src/delivery/target-flows.ts). */
+  saturated(targetId: string): boolean;
+  /** Spilled lanes of one target draining at once; a target of its own, so they never hold back retries or other targets. */
+  slots(targetId: string): Semaphore;
+}
+
 /** What every partition actor of a process shares. */
 export interface ActorServices {
   /** '<consumer group>/<topic>' (see src/delivery/delivery-stream.ts). */
@@ -28,6 +40,8 @@ export interface ActorServices {
   parkRepo: ParkedDeliveryRepo;
   deliveryLog: DeliveryLogRepo;
   drainSlots: Semaphore;
+  /** Spilling the lanes of saturated targets (absent: never). */
+  spill?: SpillServices;
   now(): number;
 }
 
@@ -56,6 +70,11 @@ export interface ActorOptions {
  * `maxPending` records are unfinished (or the attempt log is backed up),
  * `deliver` does not return, which stops the log fetching for this partition.
  *
+ * A full partition whose lanes wait for a saturated target while another
+ * target also routed from it could go on spills those lanes to parking
+ * (Lane.spill): their records stop counting, the partition fetches on, and
+ * the slow target's lanes drain from Postgres in order (docs/flow-control.md).
+ *
  * On assignment the actor first loads the partition's parked lanes (so new
  * records of a parked lane queue behind it) and learns how far the attempt log
  * reaches: replayed records up to there are checked against it and deliveries
@@ -72,6 +91,9 @@ export class PartitionActor implements PartitionHandler {
   /** Replayed records at or below this offset may have been delivered already. */
   private replayUntil: bigint | null = null;
   private sweepTimer: NodeJS.Timeout | null = null;
+  /** Targets routed from this partition, and when last. */
+  private readonly recentTargets = new Map<string, number>();
+  private spillCheckedAt = 0;
 
   constructor(
     readonly partition: number,
@@ -89,6 +111,7 @@ export class PartitionActor implements PartitionHandler {
       parkRepo: services.parkRepo,
       due: this.due,
       drainSlots: services.drainSlots,
+      spillSlots: services.spill ? (targetId) => services.spill!.slots(targetId) : () => services.drainSlots,
       holdInMemoryMs: options.holdInMemoryMs,
       pageSize: options.pageSize,
       onIdle: (lane) => {
@@ -145,6 +168,7 @@ export class PartitionActor implements PartitionHandler {
     }
     const { attemptLog } = this.services;
     while ((this.tracker.pending > this.options.maxPending || attemptLog.backlogged) && !this.revoked) {
+      if (!attemptLog.backlogged) this.spillSaturated();
       const wake = attemptLog.backlogged ? attemptLog.room() : new Promise<void>((r) => this.drainWaiters.push(r));
       await Promise.race([wake, delay(2_000)]);
       await keepAlive();
@@ -177,6 +201,7 @@ export class PartitionActor implements PartitionHandler {
     const now = this.services.now();
     const laneKey = record.partitionKey !== null ? `k:${record.partitionKey}` : `o:${entry.offset}`;
     for (const target of todo) {
+      this.recentTargets.set(target.id, now);
       let settled = false;
       const job: Job = {
         record,
@@ -196,6 +221,37 @@ export class PartitionActor implements PartitionHandler {
       };
       this.lane(target.id, laneKey).push(job);
     }
+  }
+
+  /**
+   * The partition is full: when some of its targets are saturated (attempts
+   * wait for their permits) and another target routed from it is not, spill
+   * the saturated targets' lanes, so the slow target stops holding back the
+   * others. With one target, or all saturated, nothing would move faster:
+   * the records wait in the log, which costs nothing.
+   */
+  private spillSaturated(): void {
+    const flows = this.services.spill;
+    const now = this.services.now();
+    if (!flows || now - this.spillCheckedAt < SPILL_EVERY_MS) return;
+    this.spillCheckedAt = now;
+    const saturated = new Set<string>();
+    let another = false;
+    for (const [id, at] of this.recentTargets) {
+      if (now - at > SHARED_WITHIN_MS) this.recentTargets.delete(id);
+      else if (flows.saturated(id)) saturated.add(id);
+      else another = true;
+    }
+    if (saturated.size === 0 || !another) return;
+    let lanes = 0;
+    let jobs = 0;
+    for (const lane of this.lanes.values()) {
+      if (!saturated.has(lane.ref.targetId)) continue;
+      const moved = lane.spill();
+      lanes++;
+      jobs += moved;
+    }
+    this.log.debug({ partition: this.partition, targets: saturated.size, lanes, jobs }, 'spilled the lanes of saturated targets to parking');
   }
 
   private lane(targetId: string, laneKey: string): Lane {

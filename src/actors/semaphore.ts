@@ -18,3 +18,16 @@ export class Semaphore {
     };
   }
 }
+
+/** A semaphore per key, each allowing `limit` holders, made on first use (keys: a bounded set such as target ids). */
+export class KeyedSemaphores {
+  private readonly byKey = new Map<string, Semaphore>();
+
+  constructor(private readonly limit: number) {}
+
+  of(key: string): Semaphore {
+    let semaphore = this.byKey.get(key);
+    if (!semaphore) this.byKey.set(key, (semaphore = new Semaphore(this.limit)));
+    return semaphore;
+  }
+}

@@ -49,20 +49,32 @@ export class Deliverer {
     return target.settings.retryPolicy ?? this.defaultPolicy;
   }
 
-  async attempt(record: EventRecord, target: RouteTarget, attempt: number): Promise<AttemptReport> {
-    const at = this.now();
+  /**
+   * `withdraw`: aborting it while the attempt still waits for its flow permit
+   * gives the place up (the attempt rejects with PermitWithdrawn, nothing was
+   * sent); once the permit is held it changes nothing.
+   */
+  async attempt(record: EventRecord, target: RouteTarget, attempt: number, withdraw?: AbortSignal): Promise<AttemptReport> {
     const retryable = this.policyOf(target).retryableStatuses;
     if (record.sandbox) {
       const result = simulateAttempt(record.sandbox, attempt);
-      return { at, result, outcome: classify(result, retryable), simulated: true };
+      return { at: this.now(), result, outcome: classify(result, retryable), simulated: true };
     }
-    if (this.tracing.enabled) return this.tracedAttempt(record, target, attempt, at, retryable);
-    const result = await this.send(record, target, null);
-    return { at, result, outcome: classify(result, retryable), simulated: false };
+    const flows = this.flows;
+    const permit: FlowPermit | null = flows === null ? null : (flows.tryAcquire(target) ?? (await flows.acquire(target, withdraw)));
+    // The attempt starts when it may be sent: a wait for the permit is not part of it.
+    const at = this.now();
+    let result: DispatchResult | null = null;
+    try {
+      result = this.tracing.enabled ? await this.tracedSend(record, target, attempt) : await this.sendNow(record, target, null);
+      return { at, result, outcome: classify(result, retryable), simulated: false };
+    } finally {
+      if (permit !== null) flows!.release(permit, result, target.settings.timeoutMs);
+    }
   }
 
-  /** The attempt inside its span, a child of the context stored with the event. */
-  private async tracedAttempt(record: EventRecord, target: RouteTarget, attempt: number, at: number, retryable: readonly number[]): Promise<AttemptReport> {
+  /** The send inside the attempt's span, a child of the context stored with the event. */
+  private async tracedSend(record: EventRecord, target: RouteTarget, attempt: number): Promise<DispatchResult> {
     // Host and port only: a receiver URL's path or query may hold a token.
     const span = this.tracing.startAttempt(record.traceparent, record.tracestate, {
       'http.request.method': 'POST',
@@ -74,31 +86,16 @@ export class Deliverer {
     })!;
     let result: DispatchResult;
     try {
-      result = await this.send(record, target, formatTraceparent(span.spanContext()));
+      result = await this.sendNow(record, target, formatTraceparent(span.spanContext()));
     } catch (err) {
       span.recordException(err as Error);
       endWithStatus(span, 0, 400);
       throw err;
     }
-    const outcome = classify(result, retryable);
-    span.setAttribute('streamgate.outcome', outcome.kind);
+    span.setAttribute('streamgate.outcome', classify(result, this.policyOf(target).retryableStatuses).kind);
     if (result.kind === 'error') span.setAttribute('error.type', result.code);
     endWithStatus(span, result.kind === 'response' ? result.status : 0, 400);
-    return { at, result, outcome, simulated: false };
-  }
-
-  /** `traceparent`: the attempt span's, sent in place of the stored one (null when tracing is off). */
-  private async send(record: EventRecord, target: RouteTarget, traceparent: string | null): Promise<DispatchResult> {
-    const flows = this.flows;
-    if (flows === null) return this.sendNow(record, target, traceparent);
-    const permit: FlowPermit = flows.tryAcquire(target) ?? (await flows.acquire(target));
-    let result: DispatchResult | null = null;
-    try {
-      result = await this.sendNow(record, target, traceparent);
-      return result;
-    } finally {
-      flows.release(permit, result, target.settings.timeoutMs);
-    }
+    return result;
   }
 
   private async sendNow(record: EventRecord, target: RouteTarget, traceparent: string | null): Promise<DispatchResult> {

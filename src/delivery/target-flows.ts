@@ -19,24 +19,42 @@ export interface FlowPermit {
   readonly ticket: number;
 }
 
+/** What `acquire` rejects with when its signal aborts first: the attempt gave its place up and nothing was sent. */
+export class PermitWithdrawn extends Error {
+  constructor() {
+    super('the wait for a flow permit was withdrawn');
+    this.name = 'PermitWithdrawn';
+  }
+}
+
+/** One attempt waiting for a permit; `withdrawn` ones stay in the queue until they reach its head (no search per withdrawal). */
+interface Waiter {
+  wake(permit: FlowPermit): void;
+  withdrawn: boolean;
+}
+
 /** Flows idle this long are forgotten (their learned limit with them); looked for at most once a minute. */
 const FORGET_IDLE_MS = 10 * 60_000;
 const SWEEP_MS = 60_000;
 
 /** A FIFO of waiting attempts: an array read from a moving head, compacted now and then (no shift() per grant). */
 class Waiters {
-  private items: Array<(permit: FlowPermit) => void> = [];
+  private items: Waiter[] = [];
   private head = 0;
 
   get size(): number {
     return this.items.length - this.head;
   }
 
-  push(wake: (permit: FlowPermit) => void): void {
-    this.items.push(wake);
+  push(waiter: Waiter): void {
+    this.items.push(waiter);
   }
 
-  shift(): (permit: FlowPermit) => void {
+  peek(): Waiter {
+    return this.items[this.head]!;
+  }
+
+  shift(): Waiter {
     const wake = this.items[this.head]!;
     this.items[this.head++] = undefined as never;
     if (this.head === this.items.length) {
@@ -54,6 +72,8 @@ class Waiters {
 class Flow {
   readonly limit: FlowLimit;
   readonly waiting = new Waiters();
+  /** Entries of `waiting` withdrawn and not yet dropped. */
+  withdrawn = 0;
   ceilings: FlowCeilings;
   origin: string;
   timer: NodeJS.Timeout | null = null;
@@ -101,23 +121,50 @@ export class TargetFlows {
     const now = this.now();
     const flow = this.flowOf(target, now);
     flow.usedAt = now;
-    if (flow.waiting.size > 0) return null; // first come, first served
+    if (flow.waiting.size > flow.withdrawn) return null; // first come, first served
     const blocked = flow.limit.blockedUntil(now, flow.ceilings);
     if (blocked === 0) return { flow, ticket: flow.limit.start(flow.ceilings) };
     this.arm(flow, blocked, now);
     return null;
   }
 
-  /** Waits in the target's queue for a permit. */
-  acquire(target: RouteTarget): Promise<FlowPermit> {
+  /**
+   * Waits in the target's queue for a permit. When `withdraw` aborts first the
+   * wait ends with PermitWithdrawn and the place is given up (a lane spilling
+   * to parking, src/actors/lane.ts); once granted, aborting changes nothing.
+   */
+  acquire(target: RouteTarget, withdraw?: AbortSignal): Promise<FlowPermit> {
     const now = this.now();
     const flow = this.flowOf(target, now);
     const blocked = flow.limit.blockedUntil(now, flow.ceilings);
-    if (flow.waiting.size === 0 && blocked === 0) return Promise.resolve({ flow, ticket: flow.limit.start(flow.ceilings) });
-    return new Promise<FlowPermit>((resolve) => {
-      flow.waiting.push(resolve);
+    if (flow.waiting.size === flow.withdrawn && blocked === 0) return Promise.resolve({ flow, ticket: flow.limit.start(flow.ceilings) });
+    if (withdraw?.aborted) return Promise.reject(new PermitWithdrawn());
+    return new Promise<FlowPermit>((resolve, reject) => {
+      if (withdraw === undefined) flow.waiting.push({ wake: resolve, withdrawn: false });
+      else {
+        const onAbort = (): void => {
+          waiter.withdrawn = true;
+          flow.withdrawn++;
+          reject(new PermitWithdrawn());
+        };
+        const waiter: Waiter = {
+          withdrawn: false,
+          wake(permit) {
+            withdraw.removeEventListener('abort', onAbort);
+            resolve(permit);
+          },
+        };
+        withdraw.addEventListener('abort', onAbort, { once: true });
+        flow.waiting.push(waiter);
+      }
       if (blocked !== 0) this.arm(flow, blocked, now);
     });
+  }
+
+  /** The target has attempts waiting for a permit: it is at its limit, paused or out of rate, and more want to start. */
+  saturated(targetId: string): boolean {
+    const flow = this.flows.get(targetId);
+    return flow !== undefined && flow.waiting.size > flow.withdrawn;
   }
 
   /**
@@ -184,12 +231,17 @@ export class TargetFlows {
   /** Starts what may start, oldest first; otherwise arms the flow's timer for when something may. */
   private pump(flow: Flow, now: number): void {
     while (flow.waiting.size > 0) {
+      if (flow.waiting.peek().withdrawn) {
+        flow.waiting.shift();
+        flow.withdrawn--;
+        continue;
+      }
       const blocked = flow.limit.blockedUntil(now, flow.ceilings);
       if (blocked !== 0) {
         this.arm(flow, blocked, now);
         return;
       }
-      flow.waiting.shift()({ flow, ticket: flow.limit.start(flow.ceilings) });
+      flow.waiting.shift().wake({ flow, ticket: flow.limit.start(flow.ceilings) });
     }
   }
 
@@ -209,7 +261,7 @@ export class TargetFlows {
   private sweep(now: number): void {
     this.sweptAt = now;
     for (const [id, flow] of this.flows) {
-      if (flow.limit.inFlight === 0 && flow.waiting.size === 0 && flow.timer === null && now - flow.usedAt >= FORGET_IDLE_MS && now >= flow.limit.pausedUntil) {
+      if (flow.limit.inFlight === 0 && flow.waiting.size === flow.withdrawn && flow.timer === null && now - flow.usedAt >= FORGET_IDLE_MS && now >= flow.limit.pausedUntil) {
         this.flows.delete(id);
       }
     }

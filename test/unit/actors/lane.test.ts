@@ -16,10 +16,25 @@ function setup(script: Record<string, Array<'ok' | number>>, opts: { holdInMemor
   const attempts: string[] = [];
   const settled: string[] = [];
   const abort = new AbortController();
+  const spillSlots = new Semaphore(4);
   let idle = 0;
+  /** Event ids whose next attempt waits for a permit until released or withdrawn. */
+  const gated = new Map<string, () => void>();
+  /** Event ids whose attempt, once sent, waits for the test to let the answer in. */
+  const sending = new Map<string, { promise: Promise<void>; answer: () => void }>();
   const step = {
-    async run(job: Job): Promise<StepResult> {
+    async run(job: Job, _partition: number, _signal: AbortSignal, withdraw?: AbortSignal): Promise<StepResult> {
+      if (gated.has(job.record.id)) {
+        const granted = await new Promise<boolean>((resolve) => {
+          gated.set(job.record.id, () => resolve(true));
+          withdraw?.addEventListener('abort', () => resolve(false), { once: true });
+        });
+        gated.delete(job.record.id);
+        if (!granted) return { kind: 'withdrawn' };
+      }
       attempts.push(job.record.id);
+      const answer = sending.get(job.record.id);
+      if (answer) await answer.promise;
       job.attempts++;
       job.firstAttemptAt ??= Date.now();
       const next = script[job.record.id]?.shift() ?? 'ok';
@@ -36,6 +51,7 @@ function setup(script: Record<string, Array<'ok' | number>>, opts: { holdInMemor
     parkRepo: repo.asRepo(),
     due: new DueQueue<Lane>((lane) => void lane.wake()),
     drainSlots: new Semaphore(4),
+    spillSlots: () => spillSlots,
     holdInMemoryMs: opts.holdInMemoryMs ?? 50,
     pageSize: opts.pageSize ?? 2,
     onIdle: () => idle++,
@@ -46,7 +62,16 @@ function setup(script: Record<string, Array<'ok' | number>>, opts: { holdInMemor
   let seq = 0n;
   const push = (id: string) =>
     lane.push({ record: record(id), encoded: null, seq: seq++, targetId: '7', routed: null, routedAt: 0, attempts: 0, firstAttemptAt: null, lastError: null, settle: () => settled.push(id) });
-  return { lane, repo, attempts, settled, abort, push, ref, idle: () => idle };
+  /** The next attempt of `id` waits for a permit; returns the grant. */
+  const gate = (id: string) => gated.set(id, () => {});
+  const grant = (id: string) => gated.get(id)!();
+  const holdAnswer = (id: string) => {
+    let answer!: () => void;
+    const promise = new Promise<void>((r) => (answer = r));
+    sending.set(id, { promise, answer });
+    return answer;
+  };
+  return { lane, repo, attempts, settled, abort, push, ref, idle: () => idle, gate, grant, gated, holdAnswer, ctx };
 }
 
 t.test('jobs run one after another and settle in order', async (t) => {
@@ -138,4 +163,49 @@ t.test('a lane adopted from the database drains when due', async (t) => {
   await until(() => s.repo.rows.size === 0);
   t.same(s.attempts, ['p', 'q']);
   t.same(s.settled, [], 'rows parked earlier were settled by their first owner');
+});
+
+t.test('spilled while the head waits for a permit: the head and the queue park in order and settle; the lane drains them in order', async (t) => {
+  const s = setup({}, { pageSize: 2 });
+  s.gate('a');
+  for (const id of ['a', 'b', 'c']) s.push(id);
+  await until(() => s.gated.size === 1 && s.gated.get('a') !== undefined);
+  t.equal(s.lane.spill(), 2, 'the two queued behind the head left memory');
+  s.push('d');
+  await until(() => s.settled.length === 4);
+  t.same(s.settled.slice().sort(), ['a', 'b', 'c', 'd'], 'all settled without an attempt: their offsets may be committed');
+  t.equal(s.lane.held, 0, 'nothing held in memory');
+  await until(() => s.repo.rows.size === 0, 3_000);
+  t.same(s.attempts, ['a', 'b', 'c', 'd'], 'drained from parking in order, the head first');
+  t.equal(s.repo.laneRows(s.ref).length, 0);
+});
+
+t.test('spilled while the head is sending: it finishes in memory, the queue drains after it in order', async (t) => {
+  const s = setup({}, { pageSize: 10 });
+  const answer = s.holdAnswer('a');
+  for (const id of ['a', 'b', 'c']) s.push(id);
+  await until(() => s.attempts.length === 1);
+  t.equal(s.lane.spill(), 2, 'the two behind the sending head left memory');
+  await until(() => s.settled.length === 2);
+  t.same(s.settled, ['b', 'c'], 'the queued ones settle once parked; the head is still out');
+  s.push('d');
+  await until(() => s.settled.length === 3);
+  t.notOk(s.settled.includes('a'), 'd parked behind them and settled; the head has not answered yet');
+  answer();
+  await until(() => s.settled.length === 4 && s.repo.rows.size === 0 && s.attempts.length === 4, 3_000);
+  t.same(s.attempts, ['a', 'b', 'c', 'd'], 'the head once, then the parked ones in order');
+});
+
+t.test('a spilled lane drains on a slot of its target, not on the retry drain slots', async (t) => {
+  const s = setup({}, { pageSize: 10 });
+  // Every retry drain slot is taken (retries of other lanes waiting long): a spilled lane must not wait for them.
+  const held = await Promise.all([1, 2, 3, 4].map(() => s.ctx.drainSlots.acquire()));
+  s.gate('a');
+  s.push('a');
+  s.push('b');
+  await until(() => s.gated.has('a'));
+  s.lane.spill();
+  await until(() => s.repo.rows.size === 0 && s.attempts.length === 2, 3_000);
+  t.same(s.attempts, ['a', 'b']);
+  for (const release of held) release();
 });

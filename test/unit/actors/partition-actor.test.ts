@@ -16,17 +16,21 @@ const target = (id: string): RouteTarget => ({
 });
 
 /** An actor whose deliveries wait until the test releases them (by "event|target"). */
-function setup(opts: { targets?: RouteTarget[]; maxPending?: number; finished?: Array<{ offset: bigint; targetId: string }>; highest?: bigint | null } = {}) {
+function setup(opts: { targets?: RouteTarget[]; maxPending?: number; finished?: Array<{ offset: bigint; targetId: string }>; highest?: bigint | null; saturated?: Set<string> } = {}) {
   const targets = opts.targets ?? [target('A')];
   const started: string[] = [];
   const gates = new Map<string, () => void>();
   const progress: bigint[] = [];
   const step = {
-    async run(job: Job): Promise<StepResult> {
+    async run(job: Job, _partition: number, _signal: AbortSignal, withdraw?: AbortSignal): Promise<StepResult> {
       const key = `${job.record.id}|${job.targetId}`;
       started.push(key);
-      await new Promise<void>((r) => gates.set(key, r));
-      return { kind: 'done', status: 'delivered' };
+      // A saturated target's attempt waits for its permit, which a spill withdraws.
+      const granted = await new Promise<boolean>((r) => {
+        gates.set(key, () => r(true));
+        if (opts.saturated?.has(job.targetId)) withdraw?.addEventListener('abort', () => r(false), { once: true });
+      });
+      return granted ? { kind: 'done', status: 'delivered' } : { kind: 'withdrawn' };
     },
   } as unknown as DeliveryStep;
   const seen: string[] = [];
@@ -51,6 +55,7 @@ function setup(opts: { targets?: RouteTarget[]; maxPending?: number; finished?: 
     parkRepo: repo.asRepo(),
     deliveryLog,
     drainSlots: new Semaphore(4),
+    spill: { saturated: (id) => opts.saturated?.has(id) ?? false, slots: () => new Semaphore(4) },
     now: Date.now,
   };
   const actor = new PartitionActor(0, services, {
@@ -64,7 +69,7 @@ function setup(opts: { targets?: RouteTarget[]; maxPending?: number; finished?: 
   };
   const entries = (items: Array<[string, string | null]>, from = 0n): LogEntry[] =>
     items.map(([id, key], i) => ({ partition: 0, offset: from + BigInt(i), record: record(id, key) }));
-  return { actor, started, release, progress, entries, seen };
+  return { actor, started, release, progress, entries, seen, repo };
 }
 
 t.test('per (target, key) lanes: a stuck delivery holds back its key at its target only', async (t) => {
@@ -128,5 +133,35 @@ t.test('an undecodable entry is skipped, not stuck', async (t) => {
   const s = setup();
   await s.actor.deliver([{ partition: 0, offset: 0n, record: null, decodeError: 'garbage' }], async () => {});
   t.same(s.progress, [1n]);
+  s.actor.revoke();
+});
+
+t.test('a full partition spills the lanes of a saturated target when another target shares it, and fetches on', async (t) => {
+  const s = setup({ targets: [target('A'), target('B')], maxPending: 2, saturated: new Set(['A']) });
+  const items: Array<[string, string]> = [['a', 'k1'], ['b', 'k1'], ['c', 'k2'], ['d', 'k2'], ['e', 'k3'], ['f', 'k3']];
+  let returned = false;
+  const delivering = s.actor.deliver(s.entries(items), async () => {}).then(() => (returned = true));
+  await until(() => s.started.filter((k) => k.endsWith('|B')).length === 3);
+  for (const id of ['a', 'c', 'e']) s.release(`${id}|B`);
+  await until(() => s.started.filter((k) => k.endsWith('|B')).length === 6);
+  for (const id of ['b', 'd', 'f']) s.release(`${id}|B`);
+  await delivering;
+  t.ok(returned, 'deliver returned although A has answered nothing');
+  t.equal(s.actor.pending, 0, 'every record is finished: B delivered, A parked');
+  t.same(s.progress.at(-1), 6n, 'the commit point moved past all six');
+  const parked = [...s.repo.rows.values()].filter((r) => r.targetId === 'A').sort((x, y) => Number(x.seq - y.seq)).map((r) => r.eventId);
+  t.same(parked, ['a', 'b', 'c', 'd', 'e', 'f'], "A's deliveries wait in parking, every one of them");
+  s.actor.revoke();
+});
+
+t.test('a saturated target alone in its partition is not spilled: its records wait in the log', async (t) => {
+  const s = setup({ targets: [target('A')], maxPending: 2, saturated: new Set(['A']) });
+  let returned = false;
+  void s.actor.deliver(s.entries([['a', 'k1'], ['b', 'k1'], ['c', 'k2'], ['d', 'k3']]), async () => {}).then(() => (returned = true));
+  await until(() => s.started.length === 3);
+  await new Promise((r) => setTimeout(r, 300));
+  t.notOk(returned, 'still full: deliver holds the partition');
+  t.equal(s.repo.rows.size, 0, 'nothing was parked');
+  t.equal(s.actor.pending, 4);
   s.actor.revoke();
 });

@@ -86,3 +86,43 @@ t.test('maxConcurrency saved since applies to the next attempt', async (t) => {
   t.equal(flows.tryAcquire(after), null);
   t.equal(flows.limitOf('a'), 1);
 });
+
+t.test('a withdrawn wait gives its place up: it rejects, takes no permit, and the next in line gets the one that comes back', async (t) => {
+  const flows = new TargetFlows(defaults);
+  t.teardown(() => flows.close());
+  const one = target('one', 'http://127.0.0.1:9001/', { maxConcurrency: 1 });
+  const held = flows.tryAcquire(one)!;
+  t.notOk(flows.saturated('one'), 'at its limit, but nobody waits yet');
+  const withdraw = new AbortController();
+  const first = flows.acquire(one, withdraw.signal);
+  const second = flows.acquire(one);
+  t.ok(flows.saturated('one'), 'attempts wait for a permit');
+  withdraw.abort();
+  await t.rejects(first, { name: 'PermitWithdrawn' });
+  t.ok(flows.saturated('one'), 'the second still waits');
+  flows.release(held, ok, 10_000);
+  const p2 = await second;
+  t.notOk(flows.saturated('one'), 'the withdrawn wait took no permit: the queue is empty');
+  t.equal(flows.tryAcquire(one), null, 'the second holds the only permit');
+  flows.release(p2, ok, 10_000);
+  t.ok(flows.tryAcquire(one), 'and gave it back');
+});
+
+t.test('aborting after the permit was granted changes nothing; an aborted signal never queues', async (t) => {
+  const flows = new TargetFlows(defaults);
+  t.teardown(() => flows.close());
+  const one = target('one', 'http://127.0.0.1:9001/', { maxConcurrency: 1 });
+  const held = flows.tryAcquire(one)!;
+  const withdraw = new AbortController();
+  const waiting = flows.acquire(one, withdraw.signal);
+  flows.release(held, ok, 10_000);
+  const permit = await waiting;
+  withdraw.abort();
+  t.equal(flows.tryAcquire(one), null, 'the granted permit is still held');
+  t.notOk(flows.saturated('one'));
+  const gone = new AbortController();
+  gone.abort();
+  await t.rejects(flows.acquire(one, gone.signal), { name: 'PermitWithdrawn' });
+  t.notOk(flows.saturated('one'), 'nothing was queued');
+  flows.release(permit, ok, 10_000);
+});

@@ -59,7 +59,9 @@ async function main() {
   const e2e = [];
   if (has('end-to-end')) for (const n of options.threads) e2e.push(await guarded(`e2e-t${n}`, n, () => endToEndPhase(ctx, n)));
   // The backlog drains run at the largest thread count this build accepts.
-  const backlogThreads = Math.max(1, ...[...ingress, ...e2e].filter((x) => !x.skipped && !x.error).map((x) => x.threads));
+  // (Those phases skipped: the largest asked for.)
+  const ran = [...ingress, ...e2e].filter((x) => !x.skipped && !x.error).map((x) => x.threads);
+  const backlogThreads = Math.max(1, ...(ran.length > 0 || ingress.length + e2e.length > 0 ? ran : options.threads));
   const backlog = has('backlog') ? await guarded('backlog', backlogThreads, () => backlogPhases(ctx, backlogThreads)) : [];
   await stopChild(ctx.receiver.child);
 

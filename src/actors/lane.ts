@@ -105,8 +105,9 @@ export class Lane {
    * queued jobs left memory.
    */
   spill(): number {
-    // Parked already but running: spilled before, its head now waits again (a retry held in memory).
-    if (!this.running || this.mode === 'draining') return 0;
+    // Allowed when parked but running: spilled before, its head now waits again (a retry held
+    // in memory). Nothing in memory: the head is being parked for a retry already.
+    if (!this.running || this.mode === 'draining' || this.jobs.length === 0) return 0;
     const queued = this.jobs.splice(1);
     this.mode = 'parked';
     this.spilled = true;

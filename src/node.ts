@@ -31,6 +31,7 @@ import { addDependencyChecks, dependencyWaits } from './node-dependencies.js';
 import { startTracing, type TracingOptions } from './observability/tracing.js';
 import { RequestObserver } from './observability/request-observer.js';
 import { withDeadline } from './storage/db-deadline.js';
+import { abortable } from './util/abortable.js';
 import { drainNode } from './lifecycle/node-drain.js';
 import { MetricSources } from './observability/metric-sources.js';
 import { startMetrics, type ProcessMetrics } from './observability/node-metrics.js';
@@ -87,6 +88,13 @@ export interface NodeOptions {
   processMetrics?: ProcessMetrics;
   /** Runs after in-flight work finished, before the port and backends close (a threaded node's other threads finish first). */
   beforeRelease?: () => Promise<void>;
+  /**
+   * Resolves when the delivery role may join the consumer group. A threaded
+   * node's threads join together (src/threads/consume-barrier.ts): one
+   * rebalance at start instead of one per thread, each sending again what
+   * the previous owner had in flight.
+   */
+  beforeConsuming?: () => Promise<void>;
 }
 
 const ROLE_STARTERS: Record<Role, (ctx: NodeContext) => Promise<RoleHandle>> = {
@@ -243,7 +251,10 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
 
     const firstRun = config.roles.includes('management') ? await waitFor.postgres(() => firstRunBootstrap(pool, port, withSink)) : null;
     // Joins the consumer group; a broker away at that moment is waited out by the reader (readiness shows it).
-    if (config.roles.includes('delivery')) handles.push(await ROLE_STARTERS.delivery(ctx));
+    if (config.roles.includes('delivery')) {
+      if (options.beforeConsuming) await abortable(options.beforeConsuming(), aborted.signal);
+      handles.push(await ROLE_STARTERS.delivery(ctx));
+    }
     for (const handle of handles) for (const [name, check] of Object.entries(handle.checks ?? {})) readiness.add(name, check);
     rolesUp = true;
     readiness.started();

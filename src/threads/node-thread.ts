@@ -37,6 +37,10 @@ const fail = (err: unknown) => {
 process.on('uncaughtException', fail);
 process.on('unhandledRejection', fail);
 
+// The main thread lets every thread's delivery role join the consumer group at once (consume-barrier.ts).
+let mayConsume: () => void = () => {};
+const consuming = new Promise<void>((resolve) => (mayConsume = resolve));
+
 let processState: CheckResult = { ok: false, error: 'waiting for the main thread' };
 let nextAsk = 1;
 const asks = new Map<number, (text: string | null) => void>();
@@ -78,6 +82,9 @@ port.on('message', (message: ToThread) => {
     case 'metrics-answer':
       asks.get(message.id)?.(message.text);
       break;
+    case 'consume':
+      mayConsume();
+      break;
     case 'crash':
       setImmediate(() => {
         throw new Error('node thread crash (test hook)');
@@ -92,6 +99,10 @@ node = await listenNode(data.config, log, {
     return listenThread(uwsApp, data.listen);
   },
   processMetrics: metrics,
+  beforeConsuming: () => {
+    post({ type: 'consume-ready' });
+    return consuming;
+  },
 });
 post({ type: 'listening' });
 const readiness = node.readiness;

@@ -26,11 +26,15 @@ export type ToThread =
   | { type: 'metrics-request'; id: number }
   | { type: 'metrics-answer'; id: number; text: string | null }
   /** Test hook: the thread fails as a bug would (an uncaught exception). */
-  | { type: 'crash' };
+  | { type: 'crash' }
+  /** The thread's delivery role may join the consumer group now (src/threads/consume-barrier.ts). */
+  | { type: 'consume' };
 
 /** From a node thread to the main thread. */
 export type FromThread =
   | { type: 'listening' }
+  /** Every role but delivery is up: the thread waits for `consume` to join the consumer group. */
+  | { type: 'consume-ready' }
   | { type: 'up' }
   | { type: 'failed'; message: string }
   /** The thread's own readiness (its `threads` check left out). */

@@ -4,6 +4,7 @@ import type { Logger } from '../observability/logger.js';
 import type { CheckResult, ReadinessStatus } from '../observability/readiness.js';
 import type { FromThread, ThreadData, ThreadListen, ToThread } from './thread-messages.js';
 import type { ThreadSeries } from './thread-metrics.js';
+import { ConsumeBarrier } from './consume-barrier.js';
 
 // Under the test runner the sources run as .ts; built, as .js.
 const THREAD_ENTRY = new URL(import.meta.url.endsWith('.ts') ? './node-thread.ts' : './node-thread.js', import.meta.url);
@@ -61,13 +62,29 @@ export class ThreadSupervisor {
   private stopping: 'drain' | 'stop' | null = null;
   private nextRequest = 1;
   private readonly pendingMetrics = new Map<number, (metrics: unknown[] | null) => void>();
+  private readonly barrier: ConsumeBarrier;
 
   constructor(
     private readonly config: Readonly<Config>,
     private readonly threads: number,
     private readonly log: Logger,
     private readonly hooks: SupervisorHooks,
-  ) {}
+  ) {
+    const others = Array.from({ length: threads - 1 }, (_, i) => i + 1);
+    this.barrier = new ConsumeBarrier(others, (index) => {
+      const slot = this.slots.find((s) => s.index === index);
+      if (slot) this.send(slot, { type: 'consume' });
+    });
+  }
+
+  /**
+   * Waits until every other thread is ready to join the consumer group (or
+   * `waitMs` passed), then lets them join: the main thread joins with them.
+   */
+  async gatherToConsume(waitMs: number): Promise<void> {
+    const missing = await this.barrier.gather(waitMs);
+    if (missing.length > 0) this.log.warn({ threads: missing, waitMs }, 'joining the consumer group without these threads (not ready in time): they join when they are');
+  }
 
   /** Starts threads 1..N-1; resolves once each is up or has failed its first start (then it is retried). */
   async start(): Promise<void> {
@@ -197,6 +214,9 @@ export class ThreadSupervisor {
       case 'listening':
         slot.state = 'listening';
         break;
+      case 'consume-ready':
+        this.barrier.arrive(slot.index);
+        break;
       case 'up':
         slot.state = 'up';
         slot.upAt = Date.now();
@@ -206,6 +226,7 @@ export class ThreadSupervisor {
         break;
       case 'failed':
         this.log.error({ thread: slot.index, error: message.message }, 'node thread could not start');
+        this.barrier.excuse(slot.index);
         break;
       case 'readiness': {
         const was = slot.readiness?.status;
@@ -232,6 +253,7 @@ export class ThreadSupervisor {
     slot.readiness = null;
     this.upstreams();
     slot.settled();
+    this.barrier.excuse(slot.index);
     this.hooks.changed();
     if (this.stopping) return;
     if (slot.upAt > 0 && Date.now() - slot.upAt > STABLE_MS) slot.failures = 0;

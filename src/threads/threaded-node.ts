@@ -8,6 +8,13 @@ import type { ThreadListen } from './thread-messages.js';
 import { MainThreadMetrics } from './thread-metrics.js';
 import { ThreadSupervisor } from './thread-supervisor.js';
 
+/**
+ * How long the threads' delivery roles wait for each other before joining the
+ * consumer group anyway (a thread starts in about a second; one stuck longer
+ * would hold every thread's deliveries back).
+ */
+const GATHER_WAIT_MS = 30_000;
+
 /** A threaded node: one node per thread behind one port (docs/threads.md). */
 export interface ThreadedNode extends ListeningNode {
   threads: number;
@@ -28,7 +35,8 @@ export interface ThreadedNode extends ListeningNode {
  * The main thread's node comes up first (migrations, topic, first-run keys),
  * then threads 1..N-1 start (src/threads/thread-supervisor.ts). Each is a
  * consumer-group member of its own, so Kafka spreads the partitions over the
- * threads and moves them when a thread comes or goes; caches that must agree
+ * threads and moves them when a thread comes or goes; at start they join the
+ * group together (consume-barrier.ts); caches that must agree
  * are Redis-backed with the invalidation bus, which reaches every thread as
  * it reaches every process. /readyz on any thread answers for the process
  * (check `threads`); /metrics on any thread sums every thread's series.
@@ -49,12 +57,26 @@ export async function listenThreadedNode(config: Readonly<Config>, threads: numb
     changed: () => publish(),
   });
   const metrics = new MainThreadMetrics(() => supervisor.series());
+  // The other threads start once this one has done what happens once per process (migrations,
+  // topic, first-run keys): at its delivery role's start, so that every thread joins the
+  // consumer group together, or, without delivery, once its roles are up.
+  let threadsStarted: Promise<void> | null = null;
+  const startThreads = () => (threadsStarted ??= supervisor.start());
   const node = await listenNode(config, log, {
     ...options,
-    listen: async (app, server, l) => (listener = await listenPublic(app, server, l)),
+    listen: async (app, server, l) => {
+      listener = await listenPublic(app, server, l);
+      // Known before the roles start: the other threads (started from beforeConsuming) listen behind it.
+      port = listener.port;
+      return listener;
+    },
     processMetrics: metrics,
     // The other threads finish their in-flight work before the port (the guard relays for them) closes.
     beforeRelease: () => supervisor.stop(),
+    beforeConsuming: async () => {
+      void startThreads();
+      await supervisor.gatherToConsume(GATHER_WAIT_MS);
+    },
   });
   port = node.port;
 
@@ -98,7 +120,7 @@ export async function listenThreadedNode(config: Readonly<Config>, threads: numb
   const stop = () => end('stop');
   const drain = () => end('drain');
   const up = node.up.then(async (running): Promise<RunningNode> => {
-    await supervisor.start();
+    await startThreads();
     log.info({ threads }, 'every node thread started');
     return { ...running, stop, drain };
   });

@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { listenThreadedNode } from '../../src/threads/threaded-node.js';
 import { backendConfig, freshBackends, TEST_BACKEND, type Backends } from '../helpers/backends.js';
-import { bootstrapDatabase, clientFor, freePort, spawnNode } from '../helpers/nodes.js';
+import { bootstrapDatabase, clientFor, freePort, spawnNode, startTestNode } from '../helpers/nodes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { groupMembers, topicBounds } from '../helpers/read-topic.js';
 import { sleep } from '../helpers/delivery.js';
@@ -203,6 +203,49 @@ if (TEST_BACKEND !== 'kafka') {
       if (members.size === 0) await sleep(100);
     }
     t.equal(members.size, 1, 'one consumer-group member');
+  });
+
+  t.test('the threads join the consumer group together: a backlog waiting at start is delivered once', async (t) => {
+    const backends: Backends = await freshBackends(t);
+    const creds = await bootstrapDatabase(backends.databaseUrl);
+    const receiver = await startReceiver(t);
+    // The receiver holds its answers until the process is up (every thread started): whatever a
+    // thread sent before a rebalance would still be in flight, and sent again by the next owner.
+    let up = false;
+    const held: Array<() => void> = [];
+    receiver.responder = (_req, res) => {
+      const answer = () => setTimeout(() => res.end('ok'), 5);
+      if (up) answer();
+      else held.push(answer);
+    };
+    // The backlog: written by a node without delivery, before the threaded node starts.
+    const writer = await startTestNode(t, backends, { roles: ['ingress', 'management'] });
+    await clientFor(writer.port, creds).wire('backlog', 'backlog-target', `${receiver.url}/backlog`);
+    const keys = Array.from({ length: 64 }, (_, i) => `b${i}`);
+    let accepted = 0;
+    await Promise.all(
+      keys.map(async (key) => {
+        for (let seq = 0; seq < 40; seq++) {
+          const res = await postEvent(writer.port, creds, 'backlog', JSON.stringify({ key, seq }), { 'x-service-partition-key': key });
+          if (res.status === 202) accepted++;
+        }
+      }),
+    );
+    t.equal(accepted, keys.length * 40, 'the backlog is in the log');
+    await writer.stop();
+
+    const config = loadConfig({}, backendConfig(backends, { roles: ['delivery'] }));
+    const node = await listenThreadedNode(config, 4, createLogger(config.log.level));
+    t.teardown(() => node.stop());
+    await node.up;
+    up = true;
+    for (const answer of held.splice(0)) answer();
+    await receiver.waitFor(() => new Set(receiver.eventIds()).size >= accepted, 90_000, 'the whole backlog');
+    const ids = receiver.eventIds();
+    t.equal(new Set(ids).size, accepted, 'every event delivered');
+    t.equal(ids.length - new Set(ids).size, 0, 'no event delivered twice (no rebalance as the threads came up)');
+    const members = await groupMembers(backends.groupId, backends.topic);
+    t.equal(members.size, 4, 'four consumer-group members');
   });
 
   t.test('a node thread that crashes mid-load loses no accepted event and is started again', async (t) => {

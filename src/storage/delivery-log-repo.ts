@@ -90,6 +90,9 @@ export class DeliveryLogRepo {
     const deliveriesJson = JSON.stringify(deliveries.map((d) => ({
       e: d.eventId, t: d.targetId, s: d.status, a: d.attempts, st: d.stream, p: d.partition, o: d.offset.toString(),
     })));
+    // Rows go in key order: two batches holding the same rows (threads or nodes
+    // writing around a rebalance) then lock them in the same order and one waits
+    // for the other, instead of each holding what the other needs (deadlock detected).
     await this.sql.begin(async (tx) => {
       await tx`SET LOCAL synchronous_commit = off`;
       if (events.length > 0) {
@@ -99,6 +102,7 @@ export class DeliveryLogRepo {
           SELECT e, w, q, et, gk, pk, ik, to_timestamp(ra / 1000.0), p, o, r, t
           FROM json_to_recordset(${eventsJson}::text::json)
                AS x(e text, w bigint, q text, et text, gk text, pk text, ik text, ra double precision, p int, o bigint, r text, t bigint[])
+          ORDER BY e
           ON CONFLICT (event_id) DO NOTHING`;
       }
       if (deliveries.length > 0) {
@@ -107,6 +111,7 @@ export class DeliveryLogRepo {
           SELECT e, t, s, a, st, p, o
           FROM json_to_recordset(${deliveriesJson}::text::json)
                AS x(e text, t bigint, s text, a jsonb, st text, p int, o bigint)
+          ORDER BY e, t
           ON CONFLICT (event_id, target_id) DO UPDATE
             SET status = EXCLUDED.status, attempts = delivery_log.attempts || EXCLUDED.attempts, updated_at = now()`;
       }

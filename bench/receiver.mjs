@@ -7,8 +7,15 @@
  * IPC protocol (with run.mjs):
  *   child  -> { type: 'ready', port }
  *   parent -> { type: 'stats' }   child -> { type: 'stats', ...counters }
- *   parent -> { type: 'reset' }   child -> { type: 'reset' }
+ *   parent -> { type: 'reset' }   child -> { type: 'reset' }   (also ends tracking)
+ *   parent -> { type: 'track', on } child -> { type: 'track' }
+ *   parent -> { type: 'arrivals' } child -> { type: 'arrivals', seqs, ats }
  * GET /stats answers the same counters as JSON, for poking at by hand.
+ *
+ * Tracking (the latency phase): each body's `"seq":N` (bench/lib/paced-load.mjs)
+ * is parsed and its FIRST arrival time kept, so a redelivery cannot shorten
+ * or stretch a latency. Off unless asked for, and reset() ends it, so the
+ * throughput phases do not pay for buffering and parsing every body.
  */
 import http from 'node:http';
 
@@ -20,8 +27,13 @@ let DELAY_MS = Number(process.env.BENCH_RECEIVER_DELAY_MS ?? 0);
 
 let stats;
 let seen;
+let tracking = false;
+// seq -> first arrival (wall-clock ms); insertion order = arrival order
+let arrivals = new Map();
 function reset() {
   seen = new Set();
+  tracking = false;
+  arrivals = new Map();
   stats = {
     requests: 0, // POSTs answered, duplicates included
     unique: 0, // distinct x-service-event-id values
@@ -35,6 +47,7 @@ function reset() {
     // Requests open at once (arrived, not yet answered): flow control's ceiling, seen from the receiver.
     open: 0,
     maxOpen: 0,
+    tracked: 0, // distinct seqs seen while tracking
   };
 }
 reset();
@@ -52,11 +65,21 @@ const server = http.createServer((req, res) => {
   // Counted on the stats object it started in, so a reset mid-request cannot go negative.
   res.once('close', () => counted.open--);
   let size = 0;
+  // Bodies are kept only while tracking; decided per request, so a toggle mid-body cannot half-buffer one.
+  const chunks = tracking ? [] : null;
   req.on('data', (chunk) => {
     size += chunk.length;
+    chunks?.push(chunk);
   });
   req.on('end', () => {
     const at = now();
+    if (chunks && tracking) {
+      const seq = /"seq":(\d+)/.exec(Buffer.concat(chunks).toString('latin1'));
+      if (seq && !arrivals.has(Number(seq[1]))) {
+        arrivals.set(Number(seq[1]), at);
+        stats.tracked++;
+      }
+    }
     stats.requests++;
     stats.bodyBytes += size;
     stats.firstAt ??= at;
@@ -88,6 +111,12 @@ process.on('message', (msg) => {
   } else if (msg?.type === 'reset') {
     reset();
     process.send({ type: 'reset' });
+  } else if (msg?.type === 'track') {
+    tracking = Boolean(msg.on);
+    process.send({ type: 'track' });
+  } else if (msg?.type === 'arrivals') {
+    // Two flat arrays: one message of numbers, not an object per event.
+    process.send({ type: 'arrivals', seqs: [...arrivals.keys()], ats: [...arrivals.values()] });
   }
 });
 process.on('SIGTERM', () => process.exit(0));

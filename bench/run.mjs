@@ -5,6 +5,7 @@
  *   baseline      autocannon ──► bare-server.mjs (202 at once)
  *   (a) ingress   autocannon ──► streamgate --roles ingress ──► Kafka       per thread count
  *   (b) e2e       autocannon ──► streamgate (all roles) ──► Kafka ──► receiver   per thread count
+ *   (b2) latency  paced load at half (b)'s delivered ev/s ──► the same path: accept→deliver percentiles
  *   (c) backlog   Kafka (N events already there) ──► streamgate --roles delivery ──► receiver
  *                 answering after 0, 50, 200 ms
  *   (d) every phase: streamgate CPU µs per event (/proc/<pid>/stat) and peak RSS
@@ -32,6 +33,7 @@ import { say } from './lib/say.mjs';
 import { baselinePhase } from './phases/baseline.mjs';
 import { ingressOnlyPhase } from './phases/ingress-only.mjs';
 import { endToEndPhase } from './phases/end-to-end.mjs';
+import { latencyPhase, latencyTarget } from './phases/latency.mjs';
 import { backlogPhases } from './phases/backlog.mjs';
 
 const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));
@@ -58,6 +60,8 @@ async function main() {
   if (has('ingress')) for (const n of options.threads) ingress.push(await guarded(`ingress-t${n}`, n, () => ingressOnlyPhase(ctx, n)));
   const e2e = [];
   if (has('end-to-end')) for (const n of options.threads) e2e.push(await guarded(`e2e-t${n}`, n, () => endToEndPhase(ctx, n)));
+  const latencyThreads = latencyTarget(options, e2e).threads;
+  const latency = has('latency') ? [await guarded(`latency-t${latencyThreads}`, latencyThreads, () => latencyPhase(ctx, e2e))] : [];
   // The backlog drains run at the largest thread count this build accepts.
   // (Those phases skipped: the largest asked for.)
   const ran = [...ingress, ...e2e].filter((x) => !x.skipped && !x.error).map((x) => x.threads);
@@ -65,8 +69,9 @@ async function main() {
   const backlog = has('backlog') ? await guarded('backlog', backlogThreads, () => backlogPhases(ctx, backlogThreads)) : [];
   await stopChild(ctx.receiver.child);
 
-  const results = { ingress, e2e, backlog: Array.isArray(backlog) ? backlog : [backlog] };
-  for (const x of [...results.ingress, ...results.e2e, ...results.backlog]) x.observations = phaseObservations(x, options);
+  const results = { ingress, e2e, latency, backlog: Array.isArray(backlog) ? backlog : [backlog] };
+  const phases = [...results.ingress, ...results.e2e, ...results.latency, ...results.backlog];
+  for (const x of phases) x.observations = phaseObservations(x, options);
   const report = {
     date: new Date().toISOString(),
     node: process.version,
@@ -84,7 +89,7 @@ async function main() {
   await writeReport(RESULTS, text);
   await writeFile(CHART, renderChart(report));
   say(`written ${RESULTS} and ${CHART}`);
-  const failed = [...results.ingress, ...results.e2e, ...results.backlog].filter((x) => x.error).map((x) => x.label);
+  const failed = phases.filter((x) => x.error).map((x) => x.label);
   if (failed.length) throw new Error(`phase(s) failed: ${failed.join(', ')} (see the report)`);
 }
 

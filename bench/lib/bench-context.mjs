@@ -33,14 +33,16 @@ export async function prepareBench({ runId, workDir, options }) {
   const mgmt = await startStreamgate({ name: 'setup', env, port: await freePort(), roles: ['management'], logFile: join(workDir, 'setup.log') });
   const path = await configureRoute({ base: mgmt.base, creds, queue: QUEUE, target: TARGET, targetUrl: receiver.url });
   await stopChild(mgmt.child);
+  const headers = { 'content-type': 'application/json', 'x-api-key': creds.ingressKey };
   const requests = makeRequests({
     path,
-    headers: { 'content-type': 'application/json', 'x-api-key': creds.ingressKey },
+    headers,
     body: makeBody(options.bodyBytes),
     keys: options.keys,
   });
   const load = (port, duration, onTick) =>
     runLoad({ url: `http://127.0.0.1:${port}`, requests, duration, connections: options.connections, pipelining: options.pipelining, rate: options.rate, onTick });
-  return { options, runId, workDir, brokers, env, creds, receiver, load, queue: QUEUE };
+  // ingress: for loads other than autocannon's (the latency phase's paced load)
+  return { options, runId, workDir, brokers, env, creds, receiver, load, ingress: { path, headers }, queue: QUEUE };
 }
 

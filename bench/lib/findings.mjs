@@ -71,6 +71,17 @@ export function phaseObservations(r, options) {
     if (!r.complete) notes.push(`${r.label}: ${r.delivered} of ${r.total} delivered when the observation ended (${options.backlogObserve} s); the rate is over what was delivered`);
     if (r.duplicates) notes.push(`${r.label}: ${r.duplicates} duplicate deliveries`);
   }
+  if (r.kind === 'latency') {
+    const rejected = Object.values(r.rejected).reduce((a, b) => a + b, 0);
+    if (rejected) notes.push(`**${r.label}: ${rejected} of ${r.sent} requests not answered 202: ${JSON.stringify(r.rejected)}**`);
+    // A skipped send is a request the schedule owed but the in-flight cap refused: the load fell below its rate.
+    if (r.skippedSends) notes.push(`**${r.label}: ${r.skippedSends} sends skipped (in-flight cap reached): the paced rate was not held**`);
+    if (r.delivered < r.expected) notes.push(`**${r.label}: only ${r.delivered} of ${r.expected} accepted events arrived before the drain timeout; percentiles cover those**`);
+    if (r.negative) notes.push(`${r.label}: ${r.negative} events arrived before their 202 was read (negative accept→deliver, kept)`);
+    if (r.duplicates) notes.push(`${r.label}: ${r.duplicates} duplicate deliveries (same x-service-event-id twice; latency uses the first arrival)`);
+    // Issue 15's target: accept→deliver p99 ≤ 50 ms at half the end-to-end rate.
+    if (r.acceptToDeliver && r.acceptToDeliver.p99 > 50) notes.push(`**${r.label}: accept→deliver p99 ${r.acceptToDeliver.p99.toFixed(1)} ms at ${r.rate} ev/s, above issue 15's 50 ms**`);
+  }
   for (const n of r.notes ?? []) notes.push(`${r.label}: ${n}`);
   const s = r.shutdown;
   // streamgate drains on SIGTERM and returns 0; any other code means something else ended the process.

@@ -28,6 +28,9 @@ const SPEC = {
   backlogEvents: { env: 'BENCH_BACKLOG_EVENTS', def: 200_000, quick: 20_000, min: 1 },
   // seconds a backlog drain is watched at most (a 200 ms receiver may not finish)
   backlogObserve: { env: 'BENCH_BACKLOG_OBSERVE', def: 90, quick: 10, min: 1 },
+  // events/s of the latency phase's paced load; 0 = half the delivered ev/s of the end-to-end phase at the
+  // default thread count in the same run (issue 15: accept→deliver p99 "at half that rate")
+  latencyRate: { env: 'BENCH_LATENCY_RATE', def: 0, min: 0 },
 };
 
 /** Comma-separated lists: node thread counts and receiver latencies. */
@@ -39,7 +42,7 @@ const LISTS = {
 };
 
 /** Phases that can be left out (`--skip backlog,baseline`), for a run that digs into one. */
-const PHASES = ['baseline', 'ingress', 'end-to-end', 'backlog'];
+const PHASES = ['baseline', 'ingress', 'end-to-end', 'latency', 'backlog'];
 
 export function readOptions(argv = process.argv.slice(2), env = process.env) {
   const { values } = parseArgs({

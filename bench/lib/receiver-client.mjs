@@ -15,6 +15,20 @@ export async function startReceiver({ bodyBytes }) {
       // 'error' event on the child, which would otherwise crash the orchestrator.
       child.send({ type, ...extra }, (err) => err && reject(new Error(`receiver: ${err.message}`)));
     });
+  async function waitFor(counter, expected, timeoutMs, { onProgress } = {}) {
+    const until = Date.now() + timeoutMs;
+    let stats = await ask('stats');
+    let lastReport = Date.now();
+    while (stats[counter] < expected && Date.now() < until) {
+      await sleep(100);
+      stats = await ask('stats');
+      if (onProgress && Date.now() - lastReport > 5_000) {
+        lastReport = Date.now();
+        onProgress(stats);
+      }
+    }
+    return { ...stats, complete: stats[counter] >= expected };
+  }
   return {
     child,
     url: `http://127.0.0.1:${port}/hook`,
@@ -23,23 +37,19 @@ export async function startReceiver({ bodyBytes }) {
     /** Every answer from now on waits `ms` (a slow receiver). */
     setDelay: (ms) => ask('delay', { ms }),
     /**
+     * From now on (until reset(), which ends it) the receiver keeps the first
+     * arrival of each body's `"seq":N`: the latency phase's raw data.
+     */
+    track: (on = true) => ask('track', { on }),
+    /** The tracked first arrivals: { seqs, ats } (wall-clock ms), in arrival order. */
+    arrivals: () => ask('arrivals'),
+    /**
      * Polls until `unique` reaches `expected` or `timeoutMs` passes. Counting
      * distinct event ids (not requests) so redeliveries cannot fake completion.
      */
-    async waitForUnique(expected, timeoutMs, { onProgress } = {}) {
-      const until = Date.now() + timeoutMs;
-      let stats = await ask('stats');
-      let lastReport = Date.now();
-      while (stats.unique < expected && Date.now() < until) {
-        await sleep(100);
-        stats = await ask('stats');
-        if (onProgress && Date.now() - lastReport > 5_000) {
-          lastReport = Date.now();
-          onProgress(stats);
-        }
-      }
-      return { ...stats, complete: stats.unique >= expected };
-    },
+    waitForUnique: (expected, timeoutMs, opts) => waitFor('unique', expected, timeoutMs, opts),
+    /** The same for tracked seqs: events of this load only, whatever else is still being delivered. */
+    waitForTracked: (expected, timeoutMs, opts) => waitFor('tracked', expected, timeoutMs, opts),
     /**
      * For a log that cannot be counted while streamgate runs: waits until at
      * least `atLeast` events arrived (the 2xx count) and then nothing new for

@@ -9,15 +9,21 @@ import { lineChart } from './svg-chart.mjs';
  * committed cannot disagree.
  *
  * Layout: the summary (one row per phase: events/s, CPU µs per event, peak
- * RSS), then (a) ingress only, (b) end to end, (c) backlog drains, the
- * chart, how each figure is taken, and the observations.
+ * RSS), then (a) ingress only, (b) end to end, (b2) accept→deliver latency,
+ * (c) backlog drains, the chart, how each figure is taken, and the observations.
  */
 const ran = (r) => r && !r.skipped && !r.error;
 const us = (n) => (n === null || n === undefined ? '–' : Math.round(n).toLocaleString('en-US'));
 const mb = (n) => (n === null || n === undefined ? '–' : String(n));
+// Latencies from sub-ms timestamps: one decimal, the sign kept (see phases/latency.mjs).
+const ms1 = (n) => (n === null || n === undefined ? '–' : n.toFixed(1));
 
 function summaryRow(r) {
   if (!ran(r)) return [r.label, r.threads ?? '–', '–', '–', '–', '–', '–', r.skipped ? `skipped: ${r.skipped}` : `FAILED: ${String(r.error).replace(/[\n|]/g, ' ').slice(0, 100)}`];
+  if (r.kind === 'latency') {
+    // p99 here is accept→deliver, not an ingress answer time like the other rows.
+    return [r.label, r.threads, `${int(r.rate)} paced`, ms1(r.acceptToDeliver?.p99), r.node.cpuPct === null ? '–' : `${r.node.cpuPct} %`, us(r.node.cpuUsPerEvent), mb(r.node.peakRssMb), 'p99 = accept→deliver, see (b2)'];
+  }
   const what = { ingress: 'accepted', e2e: 'delivered', backlog: 'delivered' }[r.kind];
   const perS = r.kind === 'ingress' ? r.load.acceptedPerS : r.kind === 'e2e' ? r.delivery.perS : r.perS;
   const p99 = r.load ? ms(r.load.p99) : '–';
@@ -36,7 +42,8 @@ export function renderReport(r) {
   const o = r.options;
   const out = [];
   const p = (...lines) => out.push(...lines);
-  const all = [...r.ingress, ...r.e2e, ...r.backlog];
+  const latency = r.latency ?? [];
+  const all = [...r.ingress, ...r.e2e, ...latency, ...r.backlog];
   p('# streamgate benchmark', '');
   p(`- date: ${r.date}${o.quick ? ' — **quick smoke run (BENCH_QUICK=1): figures not for quoting**' : ''}`);
   p(`- node ${r.node}, ${r.platform}, ${r.cpus} CPUs (${r.cpuModel}); ${r.build}`);
@@ -88,6 +95,23 @@ export function renderReport(r) {
   }
   p('', '- expected = records the measured load added to the topic (can exceed the 2xx count by the requests in flight when autocannon stops).');
   p('- delivered ev/s = unique event ids at the receiver / (last delivery − first delivery); tail = last delivery − end of the load.');
+
+  p('', '## (b2) accept→deliver latency at half the end-to-end rate', '');
+  p(
+    table(
+      ['threads', 'rate ev/s', 'accept→deliver p50 / p90 / p99 / max ms', 'send→deliver p50 / p90 / p99 / max ms', 'delivered / expected', 'skipped sends', 'non-202', 'CPU µs / delivered', 'peak RSS MB'],
+      latency.filter(ran).map((x) => {
+        const four = (d) => (d ? [d.p50, d.p90, d.p99, d.max].map(ms1).join(' / ') : '–');
+        const non202 = Object.entries(x.rejected).map(([k, n]) => `${int(n)}× ${k}`).join(', ') || '0';
+        return [x.threads, int(x.rate), four(x.acceptToDeliver), four(x.sendToDeliver), `${int(x.delivered)} / ${int(x.expected)}`, int(x.skippedSends), non202, us(x.node.cpuUsPerEvent), mb(x.node.peakRssMb)];
+      }),
+    ),
+  );
+  for (const x of latency.filter(ran)) p('', `- rate: ${x.basis}; open-loop paced load (undici) for ${x.durationS} s, ${o.keys} keys round robin, body ${o.bodyBytes} B, receiver answering at once.`);
+  p(
+    '- accept→deliver = first arrival of the event at the receiver − the moment its 202 was read; send→deliver = that arrival − the moment the request was sent. ' +
+      'Over events answered 202; both clocks are this machine\'s, so a negative accept→deliver is an event delivered before its 202 was read, kept as measured.',
+  );
 
   p('', '## (c) Backlog drained (`--roles delivery`, a new consumer group on a topic already holding the backlog)', '');
   p(

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PARTITIONS, phaseLog } from '../lib/phase-log.mjs';
 import { startNodeMeter } from '../lib/node-meter.mjs';
@@ -23,13 +24,14 @@ import { withNode } from './node-run.mjs';
  */
 
 /**
- * Thread count and rate: the largest thread count whose end-to-end phase ran,
- * at half its delivered ev/s; none ran: the largest asked for, at
+ * Thread count and rate: the default thread count (`--threads` unset: the
+ * cores this process may use) if its end-to-end phase ran, else the largest
+ * that ran, at half its delivered ev/s; none ran: the largest asked for, at
  * BENCH_LATENCY_RATE (which, when set, wins anyway).
  */
 export function latencyTarget(options, e2e) {
   const ran = e2e.filter((x) => !x.skipped && !x.error && x.delivery?.perS);
-  const from = ran.length ? ran.reduce((a, b) => (b.threads > a.threads ? b : a)) : null;
+  const from = ran.find((x) => x.threads === availableParallelism()) ?? (ran.length ? ran.reduce((a, b) => (b.threads > a.threads ? b : a)) : null);
   const threads = from ? from.threads : Math.max(...options.threads);
   if (options.latencyRate) return { threads, rate: options.latencyRate, basis: 'BENCH_LATENCY_RATE' };
   if (!from) return { threads, rate: 0, basis: null };

@@ -32,6 +32,13 @@ export interface CheckResult {
  */
 export type Check = (signal: AbortSignal) => Promise<Record<string, unknown> | void>;
 
+/**
+ * What a check throws while the part of the node it watches is still coming
+ * up as planned (a threaded node's other threads): /readyz shows the check
+ * failing, but the log stays quiet, as it does for the start itself.
+ */
+export class StillStarting extends Error {}
+
 export interface ReadinessOptions {
   intervalMs: number;
   timeoutMs: number;
@@ -50,6 +57,8 @@ interface Entry {
   result: CheckResult;
   /** The round of this check still out (null when none). */
   pending: Promise<void> | null;
+  /** The last result failed with StillStarting. */
+  starting: boolean;
 }
 
 export class Readiness {
@@ -66,7 +75,7 @@ export class Readiness {
 
   /** Adds (or replaces) a named check; it runs from the next round on. */
   add(name: string, run: Check): void {
-    this.entries.set(name, { run, result: { ok: false, error: 'not checked yet' }, pending: null });
+    this.entries.set(name, { run, result: { ok: false, error: 'not checked yet' }, pending: null, starting: false });
   }
 
   /** The start is waiting: `reason` names the dependency and its error. */
@@ -134,9 +143,13 @@ export class Readiness {
     const abort = new AbortController();
     const began = performance.now();
     const elapsed = () => Math.round(performance.now() - began);
+    let starting = false;
     const answer = entry.run(abort.signal).then(
       (details): CheckResult => ({ ...(details ?? {}), ok: true, latencyMs: elapsed() }),
-      (err: unknown): CheckResult => ({ ok: false, latencyMs: elapsed(), error: err instanceof Error ? err.message : String(err) }),
+      (err: unknown): CheckResult => {
+        starting = err instanceof StillStarting;
+        return { ok: false, latencyMs: elapsed(), error: err instanceof Error ? err.message : String(err) };
+      },
     );
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<CheckResult>((resolve) => {
@@ -149,16 +162,23 @@ export class Readiness {
       clearTimeout(timer);
       entry.pending = null;
       // Replaced meanwhile (add() with the same name): this result is about the old check.
-      if (this.entries.get(name) === entry) this.record(name, entry, result);
+      if (this.entries.get(name) === entry) this.record(name, entry, result, starting && !result.ok);
     });
     return entry.pending;
   }
 
   /** Keeps the result; logs only changes (a dependency lost or back), not every round. */
-  private record(name: string, entry: Entry, result: CheckResult): void {
+  private record(name: string, entry: Entry, result: CheckResult, starting: boolean): void {
     const was = entry.result;
+    const wasStarting = entry.starting;
     entry.result = result;
-    if (result.ok && !was.ok && was.error !== 'not checked yet') this.log.info({ check: name, latencyMs: result.latencyMs }, 'readiness check passes again');
-    else if (!result.ok && (was.ok || was.error === 'not checked yet')) this.log.warn({ check: name, error: result.error }, 'readiness check failed');
+    entry.starting = starting;
+    // Not a failure yet: the first result, or one while the part is still starting.
+    const fresh = was.error === 'not checked yet' || wasStarting;
+    if (result.ok && !was.ok && !fresh) this.log.info({ check: name, latencyMs: result.latencyMs }, 'readiness check passes again');
+    else if (!result.ok && starting) {
+      if (!wasStarting) this.log.debug({ check: name, error: result.error }, 'readiness check waits for the start');
+    }
+    else if (!result.ok && (was.ok || fresh)) this.log.warn({ check: name, error: result.error }, 'readiness check failed');
   }
 }

@@ -2,7 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type uWS from 'uWebSockets.js';
 import { listenNode, type ListeningNode } from '../node.js';
 import { createLogger } from '../observability/logger.js';
-import type { CheckResult } from '../observability/readiness.js';
+import { StillStarting, type CheckResult } from '../observability/readiness.js';
 import type { FromThread, ThreadData, ToThread } from './thread-messages.js';
 import { NodeThreadMetrics } from './thread-metrics.js';
 import { listenThread } from './thread-listen.js';
@@ -42,6 +42,7 @@ let mayConsume: () => void = () => {};
 const consuming = new Promise<void>((resolve) => (mayConsume = resolve));
 
 let processState: CheckResult = { ok: false, error: 'waiting for the main thread' };
+let heard = false;
 let nextAsk = 1;
 const asks = new Map<number, (text: string | null) => void>();
 const metrics = new NodeThreadMetrics(
@@ -72,6 +73,7 @@ port.on('message', (message: ToThread) => {
     case 'process': {
       const changed = JSON.stringify(message.result) !== JSON.stringify(processState);
       processState = message.result;
+      heard = true;
       // The process changed: this thread's /readyz says so now, not at its next round.
       if (changed) void node?.readiness.recheck('threads');
       break;
@@ -108,8 +110,12 @@ post({ type: 'listening' });
 const readiness = node.readiness;
 // /readyz on any thread describes the process: this thread's checks, and `threads` for the rest.
 readiness.add('threads', async () => {
-  if (!processState.ok) throw new Error(processState.error ?? 'another thread is not ready');
-  const { ok: _ok, latencyMs: _latency, error: _error, ...details } = processState;
+  // Nothing heard from the main thread yet, or the process still starting: the start, not a failure.
+  if (!processState.ok) {
+    const error = processState.error ?? 'another thread is not ready';
+    throw heard && processState.starting !== true ? new Error(error) : new StillStarting(error);
+  }
+  const { ok: _ok, latencyMs: _latency, error: _error, starting: _starting, ...details } = processState;
   return details;
 });
 const reportReadiness = () => {

@@ -86,6 +86,12 @@ export class ThreadSupervisor {
     if (missing.length > 0) this.log.warn({ threads: missing, waitMs }, 'joining the consumer group without these threads (not ready in time): they join when they are');
   }
 
+  /** True until every other thread's first start has settled (up, or failed once). */
+  get starting(): boolean {
+    return !this.firstStartSettled;
+  }
+  private firstStartSettled = false;
+
   /** Starts threads 1..N-1; resolves once each is up or has failed its first start (then it is retried). */
   async start(): Promise<void> {
     const settled: Array<Promise<void>> = [];
@@ -99,6 +105,7 @@ export class ThreadSupervisor {
       );
     }
     await Promise.all(settled);
+    this.firstStartSettled = true;
   }
 
   /** The `threads` readiness check of the main thread: every other thread up and ready. */

@@ -3,7 +3,7 @@ import type { Config } from '../config/schema.js';
 import { listenPublic, type PublicListener } from '../http/listen.js';
 import { listenNode, type ListeningNode, type NodeOptions, type RunningNode } from '../node.js';
 import type { Logger } from '../observability/logger.js';
-import type { CheckResult } from '../observability/readiness.js';
+import { StillStarting, type CheckResult } from '../observability/readiness.js';
 import type { ThreadListen } from './thread-messages.js';
 import { MainThreadMetrics } from './thread-metrics.js';
 import { ThreadSupervisor } from './thread-supervisor.js';
@@ -87,7 +87,8 @@ export async function listenThreadedNode(config: Readonly<Config>, threads: numb
   };
   node.readiness.add('threads', async () => {
     const result = supervisor.check();
-    if (!result.ok) throw new Error(result.error);
+    // The other threads coming up for the first time is the start, not a failure to warn about.
+    if (!result.ok) throw supervisor.starting ? new StillStarting(result.error) : new Error(result.error);
     const { ok: _ok, ...details } = result;
     return details;
   });
@@ -99,6 +100,8 @@ export async function listenThreadedNode(config: Readonly<Config>, threads: numb
     const { ok: _ok, error: _error, ...details } = others;
     const errors = [own.error, others.error].filter(Boolean);
     const result: CheckResult = errors.length === 0 ? { ok: true, ...details } : { ok: false, error: errors.join('; '), ...details };
+    // The other threads' checks stay quiet while the process is still starting (see StillStarting).
+    if (!result.ok && supervisor.starting) result.starting = true;
     // Sent every time (a thread started meanwhile has not heard it yet); rechecked here on a change.
     supervisor.broadcast(result);
     const text = JSON.stringify(result);

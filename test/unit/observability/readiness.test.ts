@@ -1,6 +1,6 @@
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Readiness } from '../../../src/observability/readiness.js';
+import { Readiness, StillStarting } from '../../../src/observability/readiness.js';
 import { createLogger } from '../../../src/observability/logger.js';
 
 const log = createLogger('silent');
@@ -96,4 +96,30 @@ t.test('draining wins over every check and is never undone', async (t) => {
   r.started();
   await r.refresh();
   t.equal(r.report().status, 'draining');
+});
+
+t.test('a check failing while its part is still starting is shown failing but not warned about; a real failure is', async (t) => {
+  const lines: Array<{ level: number; msg: string; check?: string }> = [];
+  const capture = createLogger('debug', 'test', { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const r = new Readiness(['ingress'], { intervalMs: 60_000, timeoutMs: 100 }, capture);
+  let state: 'starting' | 'up' | 'broken' = 'starting';
+  r.add('threads', async () => {
+    if (state === 'starting') throw new StillStarting('thread 1 starting');
+    if (state === 'broken') throw new Error('thread 1 down');
+  });
+  r.started();
+  await r.refresh();
+  await r.refresh();
+  t.equal(r.report().status, 'not_ready', 'not ready while the threads start');
+  t.equal(r.report().checks.threads!.error, 'thread 1 starting');
+  const warned = () => lines.filter((l) => l.level >= 40).map((l) => l.msg);
+  t.same(warned(), [], 'no warning for the start');
+  t.equal(lines.filter((l) => l.msg === 'readiness check waits for the start').length, 1, 'one debug line, not one per round');
+  state = 'up';
+  await r.refresh();
+  t.equal(r.report().status, 'ready');
+  t.notOk(lines.some((l) => l.msg === 'readiness check passes again'), 'nothing "again" about a first pass');
+  state = 'broken';
+  await r.refresh();
+  t.same(warned(), ['readiness check failed'], 'a failure after the start is warned about');
 });

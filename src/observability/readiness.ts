@@ -178,6 +178,9 @@ export class Readiness {
     if (result.ok && !was.ok && !fresh) this.log.info({ check: name, latencyMs: result.latencyMs }, 'readiness check passes again');
     else if (!result.ok && starting) {
       if (!wasStarting) this.log.debug({ check: name, error: result.error }, 'readiness check waits for the start');
+    } else if (!result.ok && this.draining) {
+      // Shutting down: the other threads draining, backends closing. Expected, not a failure.
+      if (was.ok || fresh) this.log.debug({ check: name, error: result.error }, 'readiness check fails while draining');
     }
     else if (!result.ok && (was.ok || fresh)) this.log.warn({ check: name, error: result.error }, 'readiness check failed');
   }

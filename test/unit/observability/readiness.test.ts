@@ -123,3 +123,21 @@ t.test('a check failing while its part is still starting is shown failing but no
   await r.refresh();
   t.same(warned(), ['readiness check failed'], 'a failure after the start is warned about');
 });
+
+t.test('checks failing once the node drains are not warned about', async (t) => {
+  const lines: Array<{ level: number; msg: string }> = [];
+  const capture = createLogger('debug', 'test', { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const r = new Readiness(['ingress'], { intervalMs: 60_000, timeoutMs: 100 }, capture);
+  let draining = false;
+  r.add('threads', async () => {
+    if (draining) throw new Error('thread 1 draining');
+  });
+  r.started();
+  await r.refresh();
+  r.setDraining();
+  draining = true;
+  await r.refresh();
+  t.equal(r.report().status, 'draining');
+  t.same(lines.filter((l) => l.level >= 40), [], 'no warning');
+  t.ok(lines.some((l) => l.msg === 'readiness check fails while draining'), 'a debug line says what happened');
+});

@@ -6,7 +6,9 @@
  * samples (node ids) and the gaps between them. Self time of a node is the
  * sum of the gaps of the samples that landed on it; we add nodes up per
  * function (name + file + line) and per file, and print the top of each as a
- * share of all sampled time (idle and GC included, named as V8 names them).
+ * share of all sampled time (idle and GC included, named as V8 names them),
+ * and per owner: each sample charged to the nearest frame that is ours or a
+ * package's (who asked for the socket write, the copy, the native call).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -30,6 +32,9 @@ export function summarise(profile, skipS = 0) {
   }
   const fns = new Map();
   const files = new Map();
+  const owners = new Map();
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   let total = 0;
   for (const [id, us] of self) {
     const { callFrame: f } = byId.get(id);
@@ -38,8 +43,35 @@ export function summarise(profile, skipS = 0) {
     const fn = `${f.functionName || '(anonymous)'} ${file}${f.url ? `:${f.lineNumber + 1}` : ''}`;
     fns.set(fn, (fns.get(fn) ?? 0) + us);
     files.set(file, (files.get(file) ?? 0) + us);
+    const owner = ownerOf(id, byId, parent);
+    owners.set(owner, (owners.get(owner) ?? 0) + us);
   }
-  return { total, fns, files };
+  return { total, fns, files, owners };
+}
+
+/**
+ * Who a sample's time is for: the nearest frame up the stack that is ours
+ * (`dist/<folder>/`) or a package's, so a socket write or a Buffer copy counts
+ * to whoever asked for it; V8's own entries (idle, GC, program) as themselves,
+ * node internals with no caller of ours or a package's as `node (internals)`.
+ */
+function ownerOf(id, byId, parent) {
+  const first = byId.get(id).callFrame;
+  if (!first.url && /^\(.*\)$/.test(first.functionName)) return first.functionName;
+  for (let at = id; at !== undefined; at = parent.get(at)) {
+    const url = (byId.get(at).callFrame.url ?? '').replace(/^file:\/\//, '');
+    const nm = url.lastIndexOf('node_modules/');
+    if (nm >= 0) {
+      const rest = url.slice(nm + 'node_modules/'.length).split('/');
+      return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
+    }
+    const dist = url.lastIndexOf('/dist/');
+    if (dist >= 0) {
+      const parts = url.slice(dist + 1).split('/');
+      return parts.length > 2 ? `ours: ${parts[1]}/` : `ours: ${parts[1]}`;
+    }
+  }
+  return 'node (internals)';
 }
 
 /** Files of dependencies by package, our own by path under dist/, node internals as such. */
@@ -77,8 +109,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     ? readdirSync(target).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(target, f))
     : [target];
   for (const file of files) {
-    const { total, fns, files: perFile } = summarise(JSON.parse(readFileSync(file, 'utf8')), skipS);
+    const { total, fns, files: perFile, owners } = summarise(JSON.parse(readFileSync(file, 'utf8')), skipS);
     process.stdout.write(`## ${file}: ${(total / 1e6).toFixed(1)} s sampled\n\n`);
+    process.stdout.write(`${table('by owner (nearest frame of ours or a package)', owners, total, top)}\n\n`);
     process.stdout.write(`${table('by function (self)', fns, total, top)}\n\n${table('by file (self)', perFile, total, top)}\n\n`);
   }
 }

@@ -145,11 +145,16 @@ export class HeaderGuard {
    */
   drain(idleMs: number, onEmpty: () => void): void {
     if (this.sweeper) clearInterval(this.sweeper);
+    // The connections' last activity is stamped with the coarse clock, up to a sweep (1 s)
+    // old: measured from it alone, a connection a client used a few ms ago could look idle
+    // for 500 ms and be closed just as the client sends its next request on it. Idle time
+    // counts from the drain's start at the earliest; from here on the clock ticks every 25 ms.
+    const began = Date.now();
     const check = () => {
       this.clock = Date.now();
       let open = 0;
       for (const connection of this.connections) {
-        connection.closeIfIdle(this.clock, idleMs);
+        connection.closeIfIdle(this.clock, idleMs, began);
         if (connection.open) open++;
       }
       if (open > 0) return;

@@ -130,8 +130,8 @@ export class FrontConnection {
    * requests. A busy one is not touched: its next answer carries
    * `connection: close` (uWS adds it while the node closes) and ends it.
    */
-  closeIfIdle(now: number, idleMs: number): void {
-    if (this.inFlight === null && this.waiting.length === 0 && now - this.lastActive >= idleMs) this.onIdle();
+  closeIfIdle(now: number, idleMs: number, notBefore = 0): void {
+    if (this.inFlight === null && this.waiting.length === 0 && now - Math.max(this.lastActive, notBefore) >= idleMs) this.onIdle();
   }
 
   private requestSink(): RequestSink {

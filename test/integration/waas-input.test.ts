@@ -1,18 +1,12 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { freshBackends } from '../helpers/backends.js';
-import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js';
-import { Waas } from '../helpers/waas.js';
+import { waasTestbed } from '../helpers/waas-testbed.js';
 
 // Bad input gets a 4xx in the error envelope, never a 5xx: random JSON bodies
 // (with the routes' own field names, wrong types, NUL, deep nesting, huge
 // strings) and random path segments, thrown at every /waas route with a
 // valid Build key so the handlers, not auth, see them.
-const backends = await freshBackends(t);
-const creds = await bootstrapDatabase(backends.databaseUrl);
-const node = await startTestNode(t, backends, { roles: ['management'] });
-const api = clientFor(node.port, creds);
-const waas = new Waas(api);
+const { creds, api, waas } = await waasTestbed(t);
 const stream = await waas.putStream('orders');
 const partner = await waas.newPartner('fuzz@partner.test');
 const pkg = await waas.createPackage('Fuzz');

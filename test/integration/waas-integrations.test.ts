@@ -1,20 +1,12 @@
 import t from 'tap';
-import { freshBackends } from '../helpers/backends.js';
-import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js';
 import { ApiClient } from '../helpers/api-client.js';
-import { Waas } from '../helpers/waas.js';
-import { connectDatabase } from '../../src/storage/db.js';
+import { bootstrapDatabase } from '../helpers/nodes.js';
+import { waasTestbed } from '../helpers/waas-testbed.js';
 import { LicenseRepo } from '../../src/storage/license-repo.js';
 
 // Integrations from both sides (contract §5): invite, list, accept onto a new
 // free account or onto an account the caller administers, subscriptions.
-const backends = await freshBackends(t);
-const creds = await bootstrapDatabase(backends.databaseUrl);
-const node = await startTestNode(t, backends, { roles: ['management'] });
-const api = clientFor(node.port, creds);
-const waas = new Waas(api);
-const sql = connectDatabase(backends.databaseUrl, 2);
-t.teardown(() => sql.end());
+const { backends, creds, api, waas, sql } = await waasTestbed(t);
 const orders = await waas.putStream('orders');
 const hidden = await waas.putStream('hidden', { isPublic: false });
 const accept = (integration: string, body: object, headers: Record<string, string> = {}) =>

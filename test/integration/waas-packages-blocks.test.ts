@@ -1,16 +1,10 @@
 import t from 'tap';
-import { freshBackends } from '../helpers/backends.js';
-import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js';
-import { Waas } from '../helpers/waas.js';
+import { waasTestbed } from '../helpers/waas-testbed.js';
 
 // Packages and the state table of reference §3, through the API against real
 // Postgres and Redis: every Subscription row, as both the producer and the
 // partner see the status. (waas-gate.test.ts shows the same rows in delivery.)
-const backends = await freshBackends(t);
-const creds = await bootstrapDatabase(backends.databaseUrl);
-const node = await startTestNode(t, backends, { roles: ['management'] });
-const api = clientFor(node.port, creds);
-const waas = new Waas(api);
+const { creds, api, waas } = await waasTestbed(t);
 const pkgs = `/waas/producer/${creds.tenantPublicId}/packages`;
 
 t.test('packages: create Active with a slug key unique per producer, rename keeps the key', async (t) => {

@@ -1,20 +1,11 @@
 import t from 'tap';
-import { freshBackends } from '../helpers/backends.js';
-import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js';
 import { ApiClient } from '../helpers/api-client.js';
-import { Waas } from '../helpers/waas.js';
-import { connectDatabase } from '../../src/storage/db.js';
+import { waasTestbed } from '../helpers/waas-testbed.js';
 
 // The /waas reads the console needs to show stored state after a reload:
 // blocks per integration, activations, and the partner's own integration list.
 // Each returns what was written; another account's ids are 404.
-const backends = await freshBackends(t);
-const creds = await bootstrapDatabase(backends.databaseUrl);
-const node = await startTestNode(t, backends, { roles: ['management'] });
-const api = clientFor(node.port, creds);
-const waas = new Waas(api);
-const sql = connectDatabase(backends.databaseUrl, 2);
-t.teardown(() => sql.end());
+const { creds, api, waas, sql } = await waasTestbed(t);
 const T = creds.tenantPublicId;
 const anonymous = new ApiClient(api.baseUrl, { ...creds, buildKey: '', ingressKey: '' });
 

@@ -162,26 +162,33 @@ export class Readiness {
       clearTimeout(timer);
       entry.pending = null;
       // Replaced meanwhile (add() with the same name): this result is about the old check.
-      if (this.entries.get(name) === entry) this.record(name, entry, result, starting && !result.ok);
+      if (this.entries.get(name) === entry) this.record(name, entry, result, starting);
     });
     return entry.pending;
   }
 
-  /** Keeps the result; logs only changes (a dependency lost or back), not every round. */
+  /**
+   * Keeps the result; logs only changes (a dependency lost or back), not every
+   * round. Quiet (debug): failures while the part is still starting and while
+   * the node drains (the other threads draining, backends closing).
+   */
   private record(name: string, entry: Entry, result: CheckResult, starting: boolean): void {
     const was = entry.result;
     const wasStarting = entry.starting;
     entry.result = result;
     entry.starting = starting;
-    // Not a failure yet: the first result, or one while the part is still starting.
+    // Not a failure before: the first result, or one while the part was still starting.
     const fresh = was.error === 'not checked yet' || wasStarting;
-    if (result.ok && !was.ok && !fresh) this.log.info({ check: name, latencyMs: result.latencyMs }, 'readiness check passes again');
-    else if (!result.ok && starting) {
-      if (!wasStarting) this.log.debug({ check: name, error: result.error }, 'readiness check waits for the start');
-    } else if (!result.ok && this.draining) {
-      // Shutting down: the other threads draining, backends closing. Expected, not a failure.
-      if (was.ok || fresh) this.log.debug({ check: name, error: result.error }, 'readiness check fails while draining');
+    if (result.ok) {
+      if (!was.ok && !fresh) this.log.info({ check: name, latencyMs: result.latencyMs }, 'readiness check passes again');
+      return;
     }
-    else if (!result.ok && (was.ok || fresh)) this.log.warn({ check: name, error: result.error }, 'readiness check failed');
+    if (starting) {
+      if (!wasStarting) this.log.debug({ check: name, error: result.error }, 'readiness check waits for the start');
+      return;
+    }
+    if (!was.ok && !fresh) return; // failing already: said once
+    if (this.draining) this.log.debug({ check: name, error: result.error }, 'readiness check fails while draining');
+    else this.log.warn({ check: name, error: result.error }, 'readiness check failed');
   }
 }

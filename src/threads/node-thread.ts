@@ -41,8 +41,8 @@ process.on('unhandledRejection', fail);
 let mayConsume: () => void = () => {};
 const consuming = new Promise<void>((resolve) => (mayConsume = resolve));
 
-let processState: CheckResult = { ok: false, error: 'waiting for the main thread' };
-let heard = false;
+// `starting`: the main thread sets it while the process is still starting (threaded-node.ts).
+let processState: CheckResult = { ok: false, error: 'waiting for the main thread', starting: true };
 let nextAsk = 1;
 const asks = new Map<number, (text: string | null) => void>();
 const metrics = new NodeThreadMetrics(
@@ -73,7 +73,6 @@ port.on('message', (message: ToThread) => {
     case 'process': {
       const changed = JSON.stringify(message.result) !== JSON.stringify(processState);
       processState = message.result;
-      heard = true;
       // The process changed: this thread's /readyz says so now, not at its next round.
       if (changed) void node?.readiness.recheck('threads');
       break;
@@ -113,7 +112,7 @@ readiness.add('threads', async () => {
   // Nothing heard from the main thread yet, or the process still starting: the start, not a failure.
   if (!processState.ok) {
     const error = processState.error ?? 'another thread is not ready';
-    throw heard && processState.starting !== true ? new Error(error) : new StillStarting(error);
+    throw processState.starting === true ? new StillStarting(error) : new Error(error);
   }
   const { ok: _ok, latencyMs: _latency, error: _error, starting: _starting, ...details } = processState;
   return details;

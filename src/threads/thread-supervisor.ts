@@ -63,6 +63,7 @@ export class ThreadSupervisor {
   private nextRequest = 1;
   private readonly pendingMetrics = new Map<number, (metrics: unknown[] | null) => void>();
   private readonly barrier: ConsumeBarrier;
+  private firstStartSettled = false;
 
   constructor(
     private readonly config: Readonly<Config>,
@@ -90,7 +91,6 @@ export class ThreadSupervisor {
   get starting(): boolean {
     return !this.firstStartSettled;
   }
-  private firstStartSettled = false;
 
   /** Starts threads 1..N-1; resolves once each is up or has failed its first start (then it is retried). */
   async start(): Promise<void> {

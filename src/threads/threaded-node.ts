@@ -78,7 +78,6 @@ export async function listenThreadedNode(config: Readonly<Config>, threads: numb
       await supervisor.gatherToConsume(GATHER_WAIT_MS);
     },
   });
-  port = node.port;
 
   const ownState = (): CheckResult => {
     const report = node.readiness.report();

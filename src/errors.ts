@@ -50,6 +50,7 @@ export const errorCatalog = {
   forbidden: spec(403, 'This operation is not allowed.'),
   validation_failed: spec(400, 'The request is not valid.'),
   conflict: spec(409, 'The request conflicts with the current state.'),
+  request_timeout: spec(408, 'The request did not arrive in time.', true),
   payload_too_large: spec(413, 'The request body is too large.'),
   unsupported_media_type: spec(415, 'The request body must be application/json.'),
   method_not_allowed: spec(405, 'The method is not allowed on this path.'),

@@ -1,4 +1,3 @@
-import uWS from 'uWebSockets.js';
 import type { Config, Role } from './config/schema.js';
 import type { Logger } from './observability/logger.js';
 import { connectDatabase } from './storage/db.js';
@@ -9,7 +8,6 @@ import { InvalidationBus } from './cache/invalidation-bus.js';
 import { openBackends } from './node-backends.js';
 import { KeyUsage } from './auth/key-usage.js';
 import { KeyAuthenticator } from './auth/key-authenticator.js';
-import { ClientAddressSource } from './http/client-address.js';
 import { Router, type RouteInfo } from './http/router.js';
 import { listenPublic, type PublicListener } from './http/listen.js';
 import { RouteTable } from './routing/route-table.js';
@@ -83,7 +81,7 @@ export interface ListeningNode {
 export interface NodeOptions {
   tracing?: TracingOptions;
   /** Opens the HTTP port (default listenPublic); a threaded node's threads share one (src/threads/). */
-  listen?: (app: uWS.TemplatedApp, server: Readonly<Config['server']>, log: Logger) => Promise<PublicListener>;
+  listen?: (router: Router, server: Readonly<Config['server']>) => Promise<PublicListener>;
   /** What GET /metrics reads: a threaded node answers for every thread (src/threads/thread-metrics.ts). */
   processMetrics?: ProcessMetrics;
   /** Runs after in-flight work finished, before the port and backends close (a threaded node's other threads finish first). */
@@ -139,13 +137,7 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
   // Closed last: the spans of the drain are exported too.
   const tracing = startTracing(log, options.tracing);
   closers.push(() => tracing.stop());
-  const app = uWS.App();
-  const router = new Router(
-    app,
-    log,
-    new ClientAddressSource(config.server.headerGuard, config.server.proxyProtocolFrom),
-    new RequestObserver(log, tracing, config.log.accessLog.sampleRate),
-  );
+  const router = new Router(log, new RequestObserver(log, tracing, config.log.accessLog.sampleRate));
   const readiness = new Readiness(config.roles, config.health, log);
   closers.push(() => readiness.stop());
   registerHealthRoutes(router, readiness);
@@ -158,7 +150,7 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
 
   let listener: PublicListener;
   try {
-    listener = await (options.listen ?? listenPublic)(app, config.server, log);
+    listener = await (options.listen ?? listenPublic)(router, config.server);
   } catch (err) {
     await closeAll();
     throw err;

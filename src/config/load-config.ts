@@ -59,6 +59,8 @@ function fromEnv(env: Env): Plain {
   // validation names it instead of Number() turning '' into 0 or '0x1f90' into 8080.
   const integer = (v: string) => (/^\d+$/.test(v.trim()) ? Number(v.trim()) : v);
   if (env.PORT !== undefined && env.PORT !== '') set('server.port', integer(env.PORT));
+  // Kept only to refuse it clearly (REMOVED_SETTINGS): the setting is gone.
+  if (env.STREAMGATE_HEADER_GUARD !== undefined) set('server.headerGuard', env.STREAMGATE_HEADER_GUARD);
   if (env.DATABASE_URL) set('database.url', env.DATABASE_URL);
   if (env.REDIS_URL) set('redis.url', env.REDIS_URL);
   if (env.KAFKA_BROKERS) set('kafka.brokers', list(env.KAFKA_BROKERS));

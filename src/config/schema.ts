@@ -20,8 +20,11 @@ export interface Config {
     maxManagementBodyBytes: number;
     drainDelayMs: number;
     shutdownTimeoutMs: number;
-    headerGuard: boolean;
     proxyProtocolFrom: string[];
+    /** Deadlines for slow clients: the whole head, the whole body, an idle kept-alive connection. */
+    headTimeoutMs: number;
+    bodyTimeoutMs: number;
+    idleTimeoutMs: number;
     /** 0: GET /metrics on the public port; otherwise a separate listener on this port serves it. */
     metricsPort: number;
     /** JavaScript threads serving the node (0: the cores the process may use); see docs/threads.md. */
@@ -134,6 +137,15 @@ const str = (pattern?: RegExp): Leaf => (pattern ? { kind: 'string', pattern } :
 const obj = (fields: Record<string, SchemaNode>): SchemaNode => ({ kind: 'object', fields });
 const HOST_PORT = /^[^\s:,]+:\d{1,5}$/;
 
+/**
+ * Settings that existed once: a file or environment that still sets one is
+ * refused with what to do instead, rather than a bare "unknown setting".
+ */
+export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
+  'server.headerGuard':
+    '(in a config file, or env STREAMGATE_HEADER_GUARD) was removed: the HTTP server always parses requests itself, strictly (there is no second HTTP stack to guard any more); delete the setting (docs/http-server.md)',
+};
+
 export const schema: SchemaNode = obj({
   roles: { kind: 'list', item: { kind: 'enum', values: ROLES }, minItems: 1 },
   dataDir: str(/^.+$/),
@@ -144,9 +156,11 @@ export const schema: SchemaNode = obj({
     maxManagementBodyBytes: int(1024, 16 * 1024 * 1024),
     drainDelayMs: int(0, 600_000),
     shutdownTimeoutMs: int(1_000, 600_000),
-    headerGuard: { kind: 'boolean' },
-    // CIDRs (or addresses) whose PROXY protocol header names the client; only read with headerGuard off.
+    // CIDRs (or addresses) whose PROXY protocol header (v1 or v2) must open each of their connections.
     proxyProtocolFrom: { kind: 'list', item: { kind: 'cidr', bareAddress: true } },
+    headTimeoutMs: int(1_000, 600_000),
+    bodyTimeoutMs: int(1_000, 3_600_000),
+    idleTimeoutMs: int(1_000, 3_600_000),
     metricsPort: int(0, 65535),
     threads: int(0, 256),
   }),

@@ -1,5 +1,5 @@
 import { parseCidr } from '../net/cidr.js';
-import type { Config, SchemaNode } from './schema.js';
+import { REMOVED_SETTINGS, type Config, type SchemaNode } from './schema.js';
 
 /** Checks `value` against `node`; returns one message per bad path (empty when valid). */
 export function validateAgainst(node: SchemaNode, value: unknown, path = ''): string[] {
@@ -10,7 +10,9 @@ export function validateAgainst(node: SchemaNode, value: unknown, path = ''): st
       const errors: string[] = [];
       const record = value as Record<string, unknown>;
       for (const key of Object.keys(record)) {
-        if (!(key in node.fields)) errors.push(`${join(path, key)}: unknown setting`);
+        if (key in node.fields) continue;
+        const removed = REMOVED_SETTINGS[join(path, key)];
+        errors.push(`${join(path, key)}: ${removed ?? 'unknown setting'}`);
       }
       for (const [key, child] of Object.entries(node.fields)) {
         if (!(key in record)) errors.push(`${join(path, key)}: missing`);

@@ -1,11 +1,11 @@
-import type { TemplatedApp } from 'uWebSockets.js';
 import { isServiceError, ServiceError } from '../errors.js';
 import { dependencyFailure } from '../util/dependency-failure.js';
 import type { Logger } from '../observability/logger.js';
 import { RequestObserver } from '../observability/request-observer.js';
-import { ClientAddressSource } from './client-address.js';
-import { captureExchange, type ConnectionLifecycle, type Exchange } from './exchange.js';
-import { matchesPattern } from './route-pattern.js';
+import type { HttpConnection } from './connection.js';
+import { ServerExchange, type ConnectionLifecycle, type Exchange } from './exchange.js';
+import type { RequestHead } from './parser/parsed-head.js';
+import { matchesPattern, RouteTree } from './route-pattern.js';
 
 export type Method = 'get' | 'post' | 'put' | 'del' | 'patch';
 export type Handler = (exchange: Exchange) => Promise<void> | void;
@@ -20,9 +20,17 @@ export interface RouteInfo {
   pattern: string;
 }
 
+/** A route's handler as registered: wrapped by the observer, with its body limit. */
+interface RouteEntry {
+  pattern: string;
+  maxBodyBytes: number;
+  handler: Handler;
+}
+
 /**
- * Registers routes on the uWS app and turns whatever a handler throws into the
- * error envelope: catalog errors keep their code, a dependency that is away
+ * Finds the route of each request the connections read (src/http/connection.ts),
+ * runs its handler and turns whatever the handler throws into the error
+ * envelope: catalog errors keep their code, a dependency that is away
  * (src/util/dependency-failure.ts) is 503 `unavailable`, anything else is
  * logged and answered as 500 `internal` with no detail leaked.
  */
@@ -32,31 +40,48 @@ export class Router {
   readonly lifecycle: ConnectionLifecycle = { closing: false };
   /** An outage fails every request: one log line a second says so, not one per request. */
   private unavailableLoggedAt = 0;
+  private readonly byMethod = new Map<string, RouteTree<RouteEntry>>();
+  private fallbackEntry: RouteEntry | null = null;
 
   constructor(
-    private readonly app: TemplatedApp,
     private readonly log: Logger,
-    /** Where the client address comes from (the header guard's front, or the socket and trusted proxies). */
-    private readonly addresses = new ClientAddressSource(false),
     /** Spans, access log and refusal lines around each handler (src/observability/request-observer.ts). */
     private readonly observer = new RequestObserver(log),
   ) {}
 
   add(method: Method, pattern: string, options: RouteOptions, handler: Handler): void {
-    const paramCount = (pattern.match(/\/:/g) ?? []).length;
     const httpMethod = method === 'del' ? 'DELETE' : method.toUpperCase();
     this.routes.push({ method: httpMethod, pattern });
-    const observed = this.observer.wrap(httpMethod, pattern, handler);
-    this.app[method](pattern, (res, req) => {
-      this.run(observed, captureExchange(res, req, paramCount, options.maxBodyBytes, this.addresses, this.lifecycle, pattern));
-    });
+    let tree = this.byMethod.get(httpMethod);
+    if (!tree) this.byMethod.set(httpMethod, (tree = new RouteTree()));
+    tree.add(pattern, { pattern, maxBodyBytes: options.maxBodyBytes, handler: this.observer.wrap(httpMethod, pattern, handler) });
+  }
+
+  /**
+   * Runs the route of one request the connection read (HEAD as GET, without
+   * the body); what no route takes goes to the fallback.
+   */
+  dispatch(connection: HttpConnection, head: RequestHead, body: Buffer): void {
+    const target = head.target;
+    const mark = target.indexOf('?');
+    const path = mark === -1 ? target : target.slice(0, mark);
+    const query = mark === -1 ? '' : target.slice(mark + 1);
+    const headOnly = head.method === 'HEAD';
+    const method = headOnly ? 'GET' : head.method;
+    const params: string[] = [];
+    const found = this.byMethod.get(method)?.find(path, params) ?? null;
+    const entry = found ?? this.fallbackEntry;
+    if (entry === null) throw new Error('router: no fallback registered');
+    const exchange = new ServerExchange(connection, head, method, path, query, found ? params : [], body, entry.maxBodyBytes, this.lifecycle, found ? entry.pattern : '', headOnly, head.close);
+    connection.track(exchange);
+    this.run(entry.handler, exchange);
   }
 
   /**
    * Answers what no route took: 405 `method_not_allowed` with `Allow` when the
    * path is served with other methods (RFC 9110 §15.5.6), else 404 `not_found`;
-   * 503 `unavailable` while `starting()` (routes added later take precedence:
-   * uWS matches the most specific pattern, whatever the order).
+   * 503 `unavailable` while `starting()` (a route added later is found first:
+   * the fallback only takes what no route matches).
    */
   fallback(maxBodyBytes: number, starting: () => boolean = () => false): void {
     const answer = this.observer.wrap('HTTP', '(no route)', (exchange) => {
@@ -72,10 +97,10 @@ export class Router {
       }
       exchange.sendError(new ServiceError('not_found', `No route for ${exchange.method} ${exchange.path}.`));
     });
-    this.app.any('/*', (res, req) => this.run(answer, captureExchange(res, req, 0, maxBodyBytes, this.addresses, this.lifecycle)));
+    this.fallbackEntry = { pattern: '', maxBodyBytes, handler: answer };
   }
 
-  /** The methods routes serve on `path` (HEAD wherever GET is: the front answers HEAD as GET). */
+  /** The methods routes serve on `path` (HEAD wherever GET is: HEAD is answered as GET without the body). */
   private methodsFor(path: string): string[] {
     const methods = new Set<string>();
     for (const route of this.routes) if (matchesPattern(route.pattern, path)) methods.add(route.method);

@@ -1,5 +1,4 @@
 import { ServiceError } from '../errors.js';
-import type { Exchange } from '../http/exchange.js';
 import type { ContextSources } from './queue-directory.js';
 
 // C0 controls except HTAB, DEL, and U+FFFD: header bytes are decoded as UTF-8
@@ -11,8 +10,8 @@ const BAD = /[\u0000-\u0008\u000a-\u001f\u007f\ufffd]/;
  * are not UTF-8 (400 invalid_header), naming the header. Headers the queue reads
  * a context value from are only checked for UTF-8 here: their control
  * characters get the reference's own code (context_*_invalid) from the context
- * step. With the header guard on, CR, NUL and other controls reach this check
- * (re-encoded by the guard); without it uWS drops such requests unanswered.
+ * step. The parser passes CR-free values with NUL and other controls on to
+ * this check, so they are refused with the header's name.
  */
 export function checkHeaderValues(headers: Readonly<Record<string, string>>, sources: Readonly<ContextSources>): void {
   for (const name in headers) {
@@ -40,20 +39,4 @@ export function checkIdempotencyKey(value: string | undefined, maxBytes: number)
     throw new ServiceError('invalid_header', `The Idempotency-Key header is over the limit of ${maxBytes} bytes.`, { header: 'idempotency-key' });
   }
   return value;
-}
-
-/**
- * Refuses ambiguous body framing (RFC 9112 §6.3): Content-Length that is not
- * one number (several differing headers arrive joined as "5, 7") or together
- * with Transfer-Encoding. uWS picks one reading and carries on; another hop
- * might pick the other, which is how requests are smuggled. The answer closes
- * the connection, since the bytes after this request cannot be trusted.
- * Returns true when it answered.
- */
-export function refuseAmbiguousFraming(exchange: Exchange): boolean {
-  const length = exchange.headers['content-length'];
-  const badLength = length !== undefined && !/^\d{1,15}$/.test(length);
-  if (!badLength && (length === undefined || exchange.headers['transfer-encoding'] === undefined)) return false;
-  exchange.sendError(new ServiceError('invalid_header', 'The request has conflicting or malformed Content-Length / Transfer-Encoding headers.', { header: 'content-length' }), undefined, true);
-  return true;
 }

@@ -7,7 +7,7 @@ import type { EventRecord } from '../log/event-record.js';
 import { answeredChannel } from '../observability/channels.js';
 import type { Tracing } from '../observability/tracing.js';
 import { extractContext } from './event-context.js';
-import { checkHeaderValues, checkIdempotencyKey, refuseAmbiguousFraming } from './header-check.js';
+import { checkHeaderValues, checkIdempotencyKey } from './header-check.js';
 import { checkHopPath } from './hop-path.js';
 import type { IdempotencyGate } from './idempotency.js';
 import { liftMappedHeaders } from './mapped-headers.js';
@@ -43,7 +43,6 @@ const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
  */
 export function postEventHandler(deps: PostEventDeps, sandbox: boolean) {
   return async (exchange: Exchange): Promise<void> => {
-    if (refuseAmbiguousFraming(exchange)) return;
     const [tenant, queueName] = exchange.params as [string, string];
     const found = deps.queues.resolve(decodeSegment(tenant), decodeSegment(queueName));
     const queue = found instanceof Promise ? await found : found;

@@ -103,7 +103,7 @@ export function buildView(tenantPublicId: string, row: IngressQueueRow, defaults
   };
 }
 
-/** Header names are looked up lower-cased (uWS gives them so); query and body names are exact. */
+/** Header names are looked up lower-cased (the parser gives them so); query and body names are exact. */
 function normalise(ref: SourceRef): SourceRef {
   return ref.source === 'header' ? { source: 'header', name: ref.name.toLowerCase() } : ref;
 }

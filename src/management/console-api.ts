@@ -40,10 +40,9 @@ export function registerConsoleApi(router: Router, deps: ConsoleApiDeps): void {
   const json = (ex: Exchange, status: number, value: unknown, cookie?: string) =>
     ex.send(status, JSON.stringify(value), { ...JSON_TYPE, 'cache-control': 'no-store', ...CONSOLE_HEADERS, ...(cookie ? { 'set-cookie': cookie } : {}) });
   const redirect = (ex: Exchange, location: string, cookies: string[] = []) => {
-    // uWS writes each header call as its own line: several Set-Cookie lines need one call each, which send() cannot do.
-    const headers: Record<string, string> = { location, 'cache-control': 'no-store', ...CONSOLE_HEADERS };
-    if (cookies.length > 0) headers['set-cookie'] = cookies[0]!;
-    if (cookies.length > 1) headers['Set-Cookie'] = cookies[1]!;
+    // One Set-Cookie line per cookie (RFC 6265 §3: they cannot be joined with commas).
+    const headers: Record<string, string | string[]> = { location, 'cache-control': 'no-store', ...CONSOLE_HEADERS };
+    if (cookies.length > 0) headers['set-cookie'] = cookies;
     ex.send(303, '', headers);
   };
 

@@ -2,8 +2,8 @@ import { BlockList, isIP } from 'node:net';
 
 /**
  * The one place that reads IP addresses and CIDR ranges: queue allowlists,
- * trusted PROXY-protocol peers, the SSRF guard, config validation and the
- * PROXY header the front writes all come through here.
+ * trusted PROXY-protocol peers, the SSRF guard and config validation all
+ * come through here.
  *
  * Matching is Node's BlockList (native, one lookup per check). On Node 20 it
  * treats an IPv4-mapped IPv6 address (::ffff:a.b.c.d, in any spelling: what a

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import uWS from 'uWebSockets.js';
 import { ServiceError } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
+import { listenPublic } from '../http/listen.js';
 import { Router } from '../http/router.js';
 import type { Logger } from './logger.js';
 
@@ -46,15 +46,25 @@ export interface MetricsListener {
 }
 
 export async function listenMetrics(registry: MetricsText, token: string, host: string, port: number, log: Logger): Promise<MetricsListener> {
-  const app = uWS.App();
-  const router = new Router(app, log);
+  const router = new Router(log);
   router.add('get', '/metrics', { maxBodyBytes: 0 }, metricsHandler(registry, token));
   router.fallback(1024);
-  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
-    app.listen(host, port, (listening) => (listening ? resolve(listening) : reject(new Error(`cannot listen for metrics on ${host}:${port}`))));
+  // A scraper's connections: the public port's deadlines, no body worth the name, no balancer in front.
+  const listener = await listenPublic(router, {
+    host,
+    port,
+    maxBodyBytes: 1024,
+    maxManagementBodyBytes: 1024,
+    proxyProtocolFrom: [],
+    headTimeoutMs: 10_000,
+    bodyTimeoutMs: 10_000,
+    idleTimeoutMs: 60_000,
   });
   return {
-    port: uWS.us_socket_local_port(socket as unknown as uWS.us_socket),
-    close: () => uWS.us_listen_socket_close(socket),
+    port: listener.port,
+    close: () => {
+      listener.close();
+      listener.destroyConnections();
+    },
   };
 }

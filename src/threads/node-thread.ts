@@ -1,11 +1,11 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import type uWS from 'uWebSockets.js';
+import { listenPublic, type PublicListener } from '../http/listen.js';
+import type { Router } from '../http/router.js';
 import { listenNode, type ListeningNode } from '../node.js';
 import { createLogger } from '../observability/logger.js';
 import { StillStarting, type CheckResult } from '../observability/readiness.js';
 import type { FromThread, ThreadData, ToThread } from './thread-messages.js';
 import { NodeThreadMetrics } from './thread-metrics.js';
-import { listenThread } from './thread-listen.js';
 
 /**
  * A node thread of a threaded node (src/threads/thread-supervisor.ts): a
@@ -13,23 +13,16 @@ import { listenThread } from './thread-listen.js';
  * process's HTTP port (listenThread), its own backends' connections, caches
  * and consumer-group member.
  *
- * A thread that exits with a uWS app still open takes the whole process down
- * (libuv finds the app's handles on the thread's loop and aborts): so every
- * way out closes the app first, an uncaught error included, and the main
- * thread never terminate()s a node thread.
+ * The thread listens on the port once its roles are up (until then the
+ * other threads serve), and stops listening when it drains or exits.
  */
 const data = workerData as ThreadData;
 const port = parentPort!;
 const log = createLogger(data.config.log.level).child({ thread: data.index });
-let app: uWS.TemplatedApp | null = null;
 let node: ListeningNode | null = null;
 
 const post = (message: FromThread) => port.postMessage(message);
-const exit = (code: number) => {
-  // close() is in this uWS build (it ends the listen sockets and every connection), not in its typings.
-  (app as unknown as { close(): void } | null)?.close();
-  process.exit(code);
-};
+const exit = (code: number) => process.exit(code);
 const fail = (err: unknown) => {
   log.fatal({ err }, 'node thread failed: exiting (the main thread starts it again)');
   exit(1);
@@ -94,10 +87,27 @@ port.on('message', (message: ToThread) => {
   }
 });
 
+/**
+ * The thread's side of the port, bound once its roles are up: the node sees
+ * a listener at once (its port is the process's), and the socket comes later.
+ */
+let router: Router | null = null;
+let bound: PublicListener | null = null;
+let closed = false;
+const deferred: PublicListener = {
+  port: data.listen.port,
+  close: () => {
+    closed = true;
+    bound?.close();
+  },
+  drainConnections: async (deadline) => bound?.drainConnections(deadline),
+  destroyConnections: () => bound?.destroyConnections(),
+};
+
 node = await listenNode(data.config, log, {
-  listen: (uwsApp) => {
-    app = uwsApp;
-    return listenThread(uwsApp, data.listen);
+  listen: async (r) => {
+    router = r;
+    return deferred;
   },
   processMetrics: metrics,
   beforeConsuming: () => {
@@ -126,7 +136,8 @@ const reportReadiness = () => {
 };
 setInterval(reportReadiness, Math.max(100, Math.floor(data.config.health.intervalMs / 2))).unref();
 node.up.then(
-  () => {
+  async () => {
+    if (!closed) bound = await listenPublic(router!, { ...data.config.server, host: data.listen.host, port: data.listen.port }, true);
     reportReadiness();
     post({ type: 'up' });
   },

@@ -1,12 +1,11 @@
 import type { Config } from '../config/schema.js';
 import type { CheckResult, ReadinessStatus } from '../observability/readiness.js';
 
-/** How a node thread opens the shared HTTP port. */
-export type ThreadListen =
-  /** Behind the main thread's header guard: uWS on its own private Unix socket, the guard relays to it. */
-  | { kind: 'unix'; path: string; publicPort: number }
-  /** No header guard: uWS on the public port itself (SO_REUSEPORT: the kernel spreads the connections). */
-  | { kind: 'port'; host: string; port: number };
+/** The shared HTTP port a node thread listens on too (SO_REUSEPORT: the kernel spreads the connections). */
+export interface ThreadListen {
+  host: string;
+  port: number;
+}
 
 /** What a node thread starts with (its workerData). */
 export interface ThreadData {
@@ -19,7 +18,7 @@ export interface ThreadData {
 export type ToThread =
   | { type: 'drain' }
   | { type: 'stop' }
-  /** The process is exiting now (shutdown timeout, second signal): close the uWS app and exit. */
+  /** The process is exiting now (shutdown timeout, second signal): exit at once. */
   | { type: 'exit' }
   /** The whole process's readiness, for the thread's `threads` check. */
   | { type: 'process'; result: CheckResult }

@@ -24,7 +24,6 @@ interface Slot {
   generation: number;
   worker: Worker | null;
   state: SlotState;
-  listen: ThreadListen | null;
   readiness: { status: ReadinessStatus; failing: string[] } | null;
   failures: number;
   upAt: number;
@@ -34,10 +33,8 @@ interface Slot {
 }
 
 export interface SupervisorHooks {
-  /** Where thread `index` listens in its `generation`-th start. */
-  listenFor(index: number, generation: number): ThreadListen;
-  /** The Unix sockets of the threads that listen now (for the header guard). */
-  upstreamsChanged(paths: string[]): void;
+  /** The public port the threads listen on too. */
+  listen(): ThreadListen;
   /** The whole process's /metrics text, for a thread's GET /metrics. */
   processMetrics(): Promise<string>;
   /** A thread's state or readiness changed (the `threads` check and the broadcast follow at once). */
@@ -47,9 +44,9 @@ export interface SupervisorHooks {
 /**
  * The main thread's side of a threaded node (docs/threads.md): starts the
  * node threads 1..N-1, each a full node of the given roles, and keeps them
- * running. A thread that fails (an uncaught error: it closes its uWS app and
- * exits, src/threads/node-thread.ts) is taken out of the header guard's
- * relay at once and started again with a backoff; its consumer-group member
+ * running. A thread that fails (an uncaught error: it exits,
+ * src/threads/node-thread.ts) stops listening with its exit, so the kernel
+ * sends new connections to the other threads, and is started again with a backoff; its consumer-group member
  * leaves with it, so Kafka hands its partitions to the other threads, from
  * their last committed offsets (nothing acknowledged is lost: a 202 means the
  * record is in the log, and uncommitted records are delivered again).
@@ -98,7 +95,7 @@ export class ThreadSupervisor {
     for (let index = 1; index < this.threads; index++) {
       settled.push(
         new Promise<void>((resolve) => {
-          const slot: Slot = { index, generation: 0, worker: null, state: 'down', listen: null, readiness: null, failures: 0, upAt: 0, restart: null, settled: resolve };
+          const slot: Slot = { index, generation: 0, worker: null, state: 'down', readiness: null, failures: 0, upAt: 0, restart: null, settled: resolve };
           this.slots.push(slot);
           this.spawn(slot);
         }),
@@ -160,9 +157,8 @@ export class ThreadSupervisor {
   }
 
   /**
-   * Before the process exits without finishing the drain: every thread closes
-   * its uWS app and exits now (a thread still holding one when the process
-   * exits aborts it). Waits at most `waitMs`.
+   * Before the process exits without finishing the drain: every thread exits
+   * now. Waits at most `waitMs`.
    */
   async exitNow(waitMs = 2_000): Promise<void> {
     this.stopping = 'stop';
@@ -207,8 +203,7 @@ export class ThreadSupervisor {
     slot.generation++;
     slot.state = 'starting';
     slot.readiness = null;
-    slot.listen = this.hooks.listenFor(slot.index, slot.generation);
-    const data: ThreadData = { index: slot.index, config: this.config as Config, listen: slot.listen };
+    const data: ThreadData = { index: slot.index, config: this.config as Config, listen: this.hooks.listen() };
     const worker = new Worker(THREAD_ENTRY, { workerData: data });
     slot.worker = worker;
     worker.on('message', (message: FromThread) => this.receive(slot, message));
@@ -227,7 +222,6 @@ export class ThreadSupervisor {
       case 'up':
         slot.state = 'up';
         slot.upAt = Date.now();
-        this.upstreams();
         slot.settled();
         this.hooks.changed();
         break;
@@ -258,7 +252,6 @@ export class ThreadSupervisor {
     slot.worker = null;
     slot.state = 'down';
     slot.readiness = null;
-    this.upstreams();
     slot.settled();
     this.barrier.excuse(slot.index);
     this.hooks.changed();
@@ -272,14 +265,5 @@ export class ThreadSupervisor {
       slot.restart = null;
       if (!this.stopping) this.spawn(slot);
     }, delay);
-  }
-
-  private upstreams(): void {
-    const paths: string[] = [];
-    for (const slot of this.slots) {
-      // Only threads whose roles are up: one still starting would answer 503 to what the guard hands it.
-      if (slot.listen?.kind === 'unix' && slot.state === 'up') paths.push(slot.listen.path);
-    }
-    this.hooks.upstreamsChanged(paths);
   }
 }

@@ -1,6 +1,5 @@
-import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
-import { listenPublic, type PublicListener } from '../http/listen.js';
+import { listenPublic } from '../http/listen.js';
 import { listenNode, type ListeningNode, type NodeOptions, type RunningNode } from '../node.js';
 import type { Logger } from '../observability/logger.js';
 import { StillStarting, type CheckResult } from '../observability/readiness.js';
@@ -27,10 +26,14 @@ export interface ThreadedNode extends ListeningNode {
 /**
  * Starts a node on `threads` JavaScript threads of this process:
  *
- *   client ─► port ─┬─► main thread: header guard thread ─► uWS (thread 0: every role; migrations, first run)
- *                   │                                   ├─► uWS (thread 1: every role)
- *                   │                                   └─► …
- *                   └─ without the guard, every thread's uWS binds the port (SO_REUSEPORT)
+ *   client ─► port (SO_REUSEPORT) ─┬─► thread 0, the main thread: every role; migrations, first run
+ *                                  ├─► thread 1: every role
+ *                                  └─► …
+ *
+ * Every thread listens on the public port and serves the connections the
+ * kernel gives it, start to end, on its own event loop (no relay thread);
+ * a thread listens once its roles are up, so none is handed a connection it
+ * would answer 503 `unavailable`.
  *
  * The main thread's node comes up first (migrations, topic, first-run keys),
  * then threads 1..N-1 start (src/threads/thread-supervisor.ts). Each is a
@@ -42,17 +45,12 @@ export interface ThreadedNode extends ListeningNode {
  * (check `threads`); /metrics on any thread sums every thread's series.
  */
 export async function listenThreadedNode(config: Readonly<Config>, threads: number, log: Logger, options: NodeOptions = {}): Promise<ThreadedNode> {
-  let listener: PublicListener | null = null;
   let port = 0;
   // Every thread runs every configured role: the port is shared, so a management
   // request may reach any thread (its routes are stateless over Postgres and Redis);
   // what happens once per process (migrations, first-run keys, the metrics port) is the main thread's.
   const supervisor: ThreadSupervisor = new ThreadSupervisor(config, threads, log, {
-    listenFor: (index, generation): ThreadListen =>
-      listener?.privateDir
-        ? { kind: 'unix', path: join(listener.privateDir, `thread-${index}-${generation}.sock`), publicPort: port }
-        : { kind: 'port', host: config.server.host, port },
-    upstreamsChanged: (paths) => listener?.setThreadUpstreams?.(paths),
+    listen: (): ThreadListen => ({ host: config.server.host, port }),
     processMetrics: () => metrics.metrics(),
     changed: () => publish(),
   });
@@ -64,14 +62,14 @@ export async function listenThreadedNode(config: Readonly<Config>, threads: numb
   const startThreads = () => (threadsStarted ??= supervisor.start());
   const node = await listenNode(config, log, {
     ...options,
-    listen: async (app, server, l) => {
-      listener = await listenPublic(app, server, l);
-      // Known before the roles start: the other threads (started from beforeConsuming) listen behind it.
+    listen: async (router, server) => {
+      const listener = await listenPublic(router, server, true);
+      // Known before the roles start: the other threads (started from beforeConsuming) listen on it too.
       port = listener.port;
       return listener;
     },
     processMetrics: metrics,
-    // The other threads finish their in-flight work before the port (the guard relays for them) closes.
+    // The other threads finish their in-flight work before this one's backends close.
     beforeRelease: () => supervisor.stop(),
     beforeConsuming: async () => {
       void startThreads();

@@ -13,7 +13,7 @@ import { runCheck, type CheckJob, type CheckVerdict } from '../auth/crypto-check
  *                   or maxBatch)
  *
  * A flush waits for the end of the event-loop turn (setImmediate), so all the
- * requests uWS parsed from one read share one message to a thread; while every
+ * requests read in one turn (from every connection) share one message to a thread; while every
  * thread is busy the batch keeps growing (up to maxBatch), so under load the
  * per-task cost of the pool (post, wake, structured clone, resolve) is paid
  * once per batch, not once per request.

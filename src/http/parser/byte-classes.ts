@@ -1,4 +1,4 @@
-/** Byte tables for the front's parser: 1 where the byte is allowed. */
+/** Byte tables for the request parser: 1 where the byte is allowed. */
 function table(...ranges: Array<string | [number, number]>): Uint8Array {
   const t = new Uint8Array(256);
   for (const r of ranges) {
@@ -25,9 +25,3 @@ export const TARGET_BYTE = table(...ALNUM, "-._~!$&'()*+,;=:@/?%|{}^[]`");
 
 /** uri-host [":" port] (RFC 3986 reg-name, IPv4, IP-literal). */
 export const HOST_BYTE = table(...ALNUM, "-._~!$&'()*+,;=%:[]");
-
-/** Names uWS 20.30 parses (it lower-cases them): anything else leaves the request unanswered. */
-export const UWS_NAME_BYTE = table(...ALNUM, '-');
-
-/** Value bytes uWS passes on unchanged: visible ASCII, SP and HTAB. */
-export const UWS_VALUE_BYTE = table([0x20, 0x7e], '\t');

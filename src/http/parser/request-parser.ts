@@ -1,8 +1,7 @@
 import { ServiceError } from '../../errors.js';
-import { GUARD_PREFIX } from '../guard-marks.js';
 import { TCHAR } from './byte-classes.js';
-import { carriable, consumedName, ParsedHead, startsWithLower, type RequestHead } from './parsed-head.js';
-import { parseRequestLine, validHost, version11, type RequestLine } from './request-line.js';
+import { consumedName, ParsedHead, type RequestHead } from './parsed-head.js';
+import { parseRequestLine, validHost, type RequestLine } from './request-line.js';
 
 /** A longer chunk-size line (extensions included) is refused. */
 const MAX_CHUNK_LINE = 4096;
@@ -19,8 +18,6 @@ export interface ParserLimits {
   maxHeadBytes: number;
   /** Header fields in one head (and in the trailer section). */
   maxFields: number;
-  /** Fields a head may have to go to uWS as it came (uWS's own limit, less what the front may add). */
-  maxVerbatimFields: number;
   /** The body limit of a request to this origin-form target. */
   bodyLimit(target: string): number;
 }
@@ -42,9 +39,9 @@ const invalid = (message: string) => new ServiceError('invalid_header', message)
 
 /**
  * A strict HTTP/1.1 request parser (RFC 9112), incremental over a connection's
- * byte stream. It is the only parser that decides framing: what it accepts is
- * re-serialized for uWS (canonical-head.ts), so uWS's own leniencies never
- * see a client byte that could frame differently. Anything RFC 9112 lets a
+ * byte stream. It is the only parser of the service's requests, so framing is
+ * decided once: there is no second reading that could frame the same bytes
+ * differently (request smuggling). Anything RFC 9112 lets a
  * server refuse is refused here, with the reference's code: a head that is not
  * exactly CRLF-delimited, obs-fold, a name that is not a token, missing or
  * repeated Host, a Content-Length that is not one number, Transfer-Encoding
@@ -75,6 +72,21 @@ export class RequestParser {
   /** Between requests with nothing buffered (leading empty lines aside). */
   get idle(): boolean {
     return (this.state === 'start' && this.pendingBytes === 0) || this.state === 'done' || this.state === 'dead';
+  }
+
+  /** Where the request being read is: what the connection's deadlines measure (src/http/deadlines.ts). */
+  get phase(): 'idle' | 'head' | 'body' {
+    switch (this.state) {
+      case 'start':
+        return this.pendingBytes === 0 ? 'idle' : 'head';
+      case 'head':
+        return 'head';
+      case 'done':
+      case 'dead':
+        return 'idle';
+      default:
+        return 'body';
+    }
   }
 
   /** No more requests will be read on this connection. */
@@ -129,6 +141,12 @@ export class RequestParser {
   finish(): void {
     if (this.idle) return;
     this.fail(bad('The connection ended before the request was complete.'));
+  }
+
+  /** Gives up on the request being read (a deadline passed): reported as `error`, nothing more is read. */
+  abort(err: ServiceError): void {
+    if (this.state === 'done' || this.state === 'dead') return;
+    this.fail(err);
   }
 
   private fail(err: ServiceError): void {
@@ -242,12 +260,8 @@ export class RequestParser {
 
   private parseHead(h: Buffer, lineEnds: readonly number[]): void {
     const { method, minor, form } = this.requestLine!;
-    let fieldCount = 0;
     let hosts = 0;
     let host = '';
-    let hostLine: [number, number] | null = null;
-    /** Lines that keep the head from going as it came (dropped, untidy, or a field uWS cannot take). */
-    let untidy = 0;
     let contentLength: string | null = null;
     let lengths = 0;
     const codings: string[] = [];
@@ -266,21 +280,10 @@ export class RequestParser {
       let ve = end;
       while (vs < ve && (h[vs] === 0x20 || h[vs] === 0x09)) vs++;
       while (ve > vs && (h[ve - 1] === 0x20 || h[ve - 1] === 0x09)) ve--;
+      // Other fields are only checked here: their strings are made if a handler reads them (parsed-head.ts).
       const name = consumedName(h, start, colon);
-      if (name === null) {
-        // Only counted here: the HeadField objects are made if something reads them (not for a verbatim head).
-        if (startsWithLower(h, start, colon, GUARD_PREFIX)) untidy++;
-        else {
-          fieldCount++;
-          // Optional whitespace may stay: uWS trims SP and HTAB around a value as this parser does.
-          if (!carriable(h, start, colon, vs, ve)) untidy++;
-        }
-        continue;
-      }
+      if (name === null) continue;
       const value = h.toString('latin1', vs, ve);
-      if (name === 'host') hostLine = [start, end + 2];
-      // `Connection: keep-alive` (what most clients send) may stay too: uWS only ever looks for `close`.
-      else if (name !== 'content-length' && !(name === 'connection' && value.toLowerCase() === 'keep-alive')) untidy++;
       switch (name) {
         case 'host':
           hosts++;
@@ -306,11 +309,7 @@ export class RequestParser {
     if (hosts > 1) return this.fail(bad('The request has more than one Host field.'));
     if (hosts === 0 && minor === 1) return this.fail(bad('An HTTP/1.1 request needs a Host field.'));
     if (hosts === 1 && !validHost(host)) return this.fail(bad('The Host field is not a valid host.'));
-    if (form.host !== null) {
-      host = form.host;
-      hostLine = null;
-    }
-    if (hosts === 0) hostLine = null;
+    if (form.host !== null) host = form.host;
 
     let chunked = false;
     let length = 0;
@@ -330,10 +329,7 @@ export class RequestParser {
     if (length > this.bodyLimit) return this.fail(tooLargeBody(this.bodyLimit));
 
     this.close = close;
-    const requestLineEnd = lineEnds[0]! - 1;
-    const lineCanonical = method !== 'HEAD' && form.host === null && version11(h, requestLineEnd);
-    const verbatim = lineCanonical && hostLine !== null && untidy === 0 && !chunked && fieldCount + 2 <= this.limits.maxVerbatimFields;
-    this.sink.head(new ParsedHead(method, form.target, minor, host, h, lineEnds, requestLineEnd, lineCanonical, hostLine, verbatim, chunked, length, chunked || contentLength !== null, expectContinue, close));
+    this.sink.head(new ParsedHead(method, form.target, minor, host, h, lineEnds, chunked, length, chunked || contentLength !== null, expectContinue, close));
     if (this.state === 'dead') return;
     if (chunked) {
       this.bodyBytes = 0;
@@ -382,7 +378,7 @@ export class RequestParser {
     return stop;
   }
 
-  /** The trailer section is read as strictly as a head, then dropped: trailers never reach uWS. */
+  /** The trailer section is read as strictly as a head, then dropped: no handler reads trailers. */
   private readTrailers(chunk: Buffer, at: number): number {
     let from = at;
     for (;;) {

@@ -34,11 +34,6 @@ export function parseRequestLine(h: Buffer, end: number): RequestLine | ServiceE
   return { method, minor: version[2] === '0' ? 0 : 1, form };
 }
 
-/** The request line ends in exactly `HTTP/1.1`. */
-export function version11(h: Buffer, end: number): boolean {
-  return h.toString('latin1', end - 8, end) === 'HTTP/1.1';
-}
-
 /** uri-host [ ":" port ]: reg-name, IPv4 or an IP literal in brackets. */
 export function validHost(value: string): boolean {
   for (let i = 0; i < value.length; i++) if (!HOST_BYTE[value.charCodeAt(i)]) return false;

@@ -1,0 +1,46 @@
+import type { ResponseHeaders } from './exchange.js';
+import { statusLine } from './status-line.js';
+
+/**
+ * The Date field (RFC 9110 §6.6.1: an origin server with a clock sends it),
+ * made once a second rather than once per answer.
+ */
+let dateSecond = 0;
+let dateText = '';
+function httpDate(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateText = new Date(second * 1000).toUTCString();
+  }
+  return dateText;
+}
+
+/** Field names and values the server writes must not carry CR or LF (response splitting). */
+const LINE_BREAK = /[\r\n]/;
+
+/**
+ * The response head: status line, X-Request-Id, the handler's fields, Date,
+ * Content-Length (always: every answer is framed by length, never by close)
+ * and `connection: close` when the connection ends after it.
+ */
+export function responseHead(status: number, requestId: string, extra: ResponseHeaders | undefined, contentLength: number, close: boolean): string {
+  let head = `HTTP/1.1 ${statusLine(status)}\r\nx-request-id: ${requestId}\r\n`;
+  if (extra) {
+    for (const name in extra) {
+      const value = extra[name]!;
+      if (typeof value === 'string') head += field(name, value);
+      else for (const one of value) head += field(name, one);
+    }
+  }
+  head += `date: ${httpDate()}\r\ncontent-length: ${contentLength}\r\n`;
+  if (close) head += 'connection: close\r\n';
+  return `${head}\r\n`;
+}
+
+function field(name: string, value: string): string {
+  // Values come from our own code and stored settings; a line break here is a bug, not a header.
+  if (LINE_BREAK.test(name) || LINE_BREAK.test(value)) throw new Error(`response field ${JSON.stringify(name)} holds a line break`);
+  return `${name}: ${value}\r\n`;
+}

@@ -309,7 +309,9 @@ export class HttpConnection implements ExchangeConnection {
       this.endGracefully();
       return;
     }
-    const backlog = this.waiting.length > MAX_WAITING || this.waitingBytes > MAX_WAITING_BYTES;
+    // Only while we hold things up (a request in flight, a client not reading): the request
+    // being read is bounded by its body limit, and must be read whole to be dispatched.
+    const backlog = (this.inFlight !== null || this.writeBlocked) && (this.waiting.length > MAX_WAITING || this.waitingBytes > MAX_WAITING_BYTES);
     if (backlog && !this.paused) {
       this.paused = true;
       this.socket.pause();

@@ -23,14 +23,15 @@ import {
 } from '../helpers/http-conversation.js';
 
 /**
- * The HTTP front (server.headerGuard: true, the default): a strict RFC 9112
- * parser that re-serializes every request before uWebSockets.js sees it. uWS
- * behind it is lenient (it accepts a PROXY v2 header at the start of ANY
- * request and takes the client address from it), so a single desync between
- * what the front and uWS think a request is would let a client smuggle a
- * request past the front, with an address of its choosing.
+ * The HTTP server's strict RFC 9112 parser (src/http/parser/), the one reader
+ * of every request. These conversations were written when it relayed to a
+ * lenient uWebSockets.js behind it (which took a PROXY v2 header at the start
+ * of ANY request); they stay as the server's contract: whatever a smuggler
+ * sends, one request is read as one request, and a client never picks its own
+ * address (only a balancer in server.proxyProtocolFrom may, at a connection's
+ * start: test/integration/http-limits.test.ts).
  *
- * Raw-socket conversations for every rule of the front's behaviour, and the
+ * Raw-socket conversations for every rule of the parser's behaviour, and the
  * request-smuggling catalogues (PortSwigger, HTTP Garden: CL.TE, TE.CL, TE.TE
  * obfuscations, chunk sizes and extensions, trailers, duplicate/malformed
  * Content-Length, bare LF, obs-fold, NUL, PROXY headers anywhere). Each
@@ -160,7 +161,7 @@ interface DesyncCase {
   /**
    * The refusal comes after the outer head was complete (in its body): on the
    * allowlisted queue the app may already have answered 403 ip_not_allowed from
-   * the head, before the front refuses the body.
+   * the head, before the parser refuses the body.
    */
   midBody?: boolean;
 }
@@ -605,7 +606,7 @@ t.test('allowlisted queue: a direct POST from 127.0.0.1 is 403 ip_not_allowed; t
   t.equal(direct.status, 403);
   t.equal(direct.body?.error?.code, 'ip_not_allowed');
   const local = await api.postEvent('local', '{}');
-  t.equal(local.status, 202, 'a queue allowing 127.0.0.1/32 accepts: the front passes the real address on');
+  t.equal(local.status, 202, 'a queue allowing 127.0.0.1/32 accepts: the socket's peer is the client');
   if (local.status === 202) accepted++;
 });
 
@@ -687,10 +688,9 @@ t.test('header fields: counts, sizes and token names that are served', async (t)
   await expectConversation(t, '60 fields', [`GET /healthz HTTP/1.1\r\nHost: sg.test\r\n${fill(59)}\r\n`], ['200']);
   await expectConversation(t, '100 fields', [`GET /healthz HTTP/1.1\r\nHost: sg.test\r\n${fill(99)}\r\n`], ['200']);
   await expectConversation(t, '101 fields', [`GET /healthz HTTP/1.1\r\nHost: sg.test\r\n${fill(100)}\r\n`], ['431 header_too_large']);
-  // Heads up to 16 KiB are served. uWS behind the front has a head limit of its
-  // own (4 KiB unless UWS_HTTP_MAX_HEADERS_SIZE says otherwise) that bites only
-  // when a head reaches it in more than one read, i.e. now and then: so each size
-  // is tried a few dozen times, and every try must be served.
+  // Heads up to 16 KiB are served, whether they arrive in one read or several
+  // (a large head often spans reads): each size is tried a few dozen times, and
+  // every try must be served.
   for (const size of [4_100, 8_000, 15 * 1024]) {
     const answers = new Map<string, number>();
     let sample: Conversation | null = null;

@@ -5,12 +5,12 @@ import { countRecords } from '../helpers/topic.js';
 import { allowedServerError, converse, describe, pool, proxyV1, proxyV2, proxyV2Local, transcript, type Conversation } from '../helpers/http-conversation.js';
 
 /**
- * A bounded fuzzer of the HTTP front (server.headerGuard: true): mutated
+ * A bounded fuzzer of the HTTP server (src/http/): mutated
  * requests (byte flips, inserted/deleted/duplicated CR, LF, SP, HTAB, NUL, `:`,
  * `;`, `,`, digits, duplicated header lines, case changes, Transfer-Encoding /
  * Content-Length injections, truncation, PROXY signatures, pipelining, writes
  * split into pieces) from a corpus of valid ones, each on a fresh connection
- * that the client half-closes once everything is written. By the front's rules
+ * that the client half-closes once everything is written. By the parser's rules
  * every input but an empty one (or CRLFs only) gets at least one complete
  * answer, then FIN; no 5xx but 503 unavailable (and the refusals 501
  * not_implemented / 505 http_version_not_supported); every status line is

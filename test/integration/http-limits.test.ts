@@ -4,23 +4,20 @@ import { request } from 'node:http';
 import { freshBackends } from '../helpers/backends.js';
 import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js';
 import { countRecords } from '../helpers/topic.js';
+import { rawRequest } from '../helpers/raw-http.js';
 
 /**
- * server.headerGuard: false (uWS owns the port; for deployments whose proxy
- * already refuses malformed heads). Everything but the guard's own rules must
- * answer as with the guard: accepted events are written, refusals carry the
- * reference's code, and a too-large body's 413 reaches the client whole.
- * The chunked over-limit case runs against a guard-on node too: the guard
- * refuses it itself, by counting chunks.
+ * Body limits and the PROXY protocol on a whole node: accepted events are
+ * written, refusals carry the reference's code, a too-large body's 413
+ * reaches the client whole (however the body is framed), and a PROXY header
+ * names the client only when a trusted balancer sends it.
  */
 const backends = await freshBackends(t);
 const creds = await bootstrapDatabase(backends.databaseUrl);
-const node = await startTestNode(t, backends, { server: { port: 0, host: '127.0.0.1', headerGuard: false } });
+const node = await startTestNode(t, backends, { server: { port: 0, host: '127.0.0.1' } });
 const api = clientFor(node.port, creds);
-// The default (guard on), for the cases both must answer alike.
-const guarded = await startTestNode(t, backends, {});
 
-t.test('guard off: an API-key event is accepted and written; a bad key is refused and writes nothing', async (t) => {
+t.test('an API-key event is accepted and written; a bad key is refused and writes nothing', async (t) => {
   await api.manage('PUT', api.tenantPath('/queues/plain'), {});
   const before = await countRecords(backends);
   const ok = await api.postEvent('plain', JSON.stringify({ a: 1 }));
@@ -32,7 +29,7 @@ t.test('guard off: an API-key event is accepted and written; a bad key is refuse
   t.equal(await countRecords(backends), before + 1, 'only the accepted event was written');
 });
 
-t.test('guard off: an event body over the limit is 413 payload_too_large, answered whole', async (t) => {
+t.test('an event body over the limit is 413 payload_too_large, answered whole', async (t) => {
   const before = await countRecords(backends);
   for (let i = 0; i < 5; i++) {
     const over = await api.postEvent('plain', randomBytes(1_048_577), { 'content-type': 'application/octet-stream' });
@@ -42,7 +39,7 @@ t.test('guard off: an event body over the limit is 413 payload_too_large, answer
   t.equal(await countRecords(backends), before, 'nothing written');
 });
 
-t.test('guard off: a management body over the limit is 413 payload_too_large, answered whole, asking the client to close', async (t) => {
+t.test('a management body over the limit is 413 payload_too_large, answered whole, asking the client to close', async (t) => {
   for (let i = 0; i < 5; i++) {
     const res = await api.manage('PUT', api.tenantPath('/queues/too-big'), { note: 'n'.repeat(300_000) });
     t.equal(res.status, 413);
@@ -76,8 +73,9 @@ function postChunked(port: number, path: string, headers: Record<string, string>
   });
 }
 
-for (const [mode, port] of [['off', node.port], ['on', guarded.port]] as const) {
-  t.test(`guard ${mode}: a chunked body that grows over the limit is 413 payload_too_large, answered whole`, async (t) => {
+{
+  const port = node.port;
+  t.test('a chunked body that grows over the limit is 413 payload_too_large, answered whole', async (t) => {
     const before = await countRecords(backends);
     for (let i = 0; i < 5; i++) {
       const res = await postChunked(port, `/events/${creds.tenantPublicId}/plain`, { 'x-api-key': creds.ingressKey, 'content-type': 'application/octet-stream' }, 4 * 1_048_576);
@@ -87,10 +85,10 @@ for (const [mode, port] of [['off', node.port], ['on', guarded.port]] as const) 
   });
 }
 
-t.test('guard off: a PROXY header names the client only when it comes from server.proxyProtocolFrom', async (t) => {
+t.test('a PROXY header names the client only when it comes from server.proxyProtocolFrom', async (t) => {
   const net = await import('node:net');
   await api.manage('PUT', api.tenantPath('/queues/allow-doc'), { ipAllowlist: ['203.0.113.0/24'] });
-  const trusting = await startTestNode(t, backends, { server: { port: 0, host: '127.0.0.1', headerGuard: false, proxyProtocolFrom: ['127.0.0.1/32'] } });
+  const trusting = await startTestNode(t, backends, { server: { port: 0, host: '127.0.0.1', proxyProtocolFrom: ['127.0.0.1/32'] } });
   // PROXY v2, TCP over IPv4, naming 203.0.113.7:12345 → 127.0.0.1:80.
   const proxy = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a, 0x21, 0x11, 0x00, 0x0c, 203, 0, 113, 7, 127, 0, 0, 1, 0x30, 0x39, 0x00, 0x50]);
   const post = Buffer.from(`POST /events/${creds.tenantPublicId}/allow-doc HTTP/1.1\r\nhost: x\r\nx-api-key: ${creds.ingressKey}\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}`);
@@ -103,6 +101,8 @@ t.test('guard off: a PROXY header names the client only when it comes from serve
       socket.on('error', () => {});
       setTimeout(() => socket.destroy(), 3_000);
     });
-  t.equal(await status(node.port), 403, 'untrusted peer: its PROXY header is ignored, the allowlist sees 127.0.0.1');
+  t.equal(await status(node.port), 400, 'untrusted peer: its PROXY header is refused as a malformed request');
   t.equal(await status(trusting.port), 202, 'a peer in proxyProtocolFrom: the allowlist sees the address its PROXY header names');
+  const bare = await rawRequest(trusting.port, post);
+  t.equal(bare.status, 400, 'a peer in proxyProtocolFrom must open with a PROXY header: a bare request is refused');
 });

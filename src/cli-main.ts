@@ -1,4 +1,8 @@
-#!/usr/bin/env node
+/**
+ * The streamgate CLI. Run through the launcher, dist/cli.js (src/cli.ts),
+ * which imports this module once the Node running it is a supported one.
+ */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config/load-config.js';
 import { ROLES, type Role } from './config/schema.js';
@@ -31,11 +35,28 @@ const USAGE = `usage:
   streamgate admin keys [--json]
   streamgate admin revoke KEY_ID
   streamgate admin grant --tenant ten_... --subject SUB --role Owner|Admin|Member
-  streamgate admin console-link --tenant ten_... --role Owner|Admin|Member`;
+  streamgate admin console-link --tenant ten_... --role Owner|Admin|Member
+  streamgate --version
+  streamgate --help`;
+
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
+    case '--help':
+    case '-h':
+    case 'help':
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    case '--version':
+    case '-v':
+    case 'version':
+      // The Node too: `npx streamgate` may have relaunched itself on another one (src/cli.ts).
+      process.stdout.write(`streamgate ${packageVersion()} (node ${process.version})\n`);
+      return 0;
     case 'start':
       return start(rest);
     case 'migrate':

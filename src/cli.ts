@@ -32,7 +32,7 @@ if (satisfies(process.versions.node, engines)) {
 }
 
 function supportedNodeBin(): string {
-  const tooOld = `streamgate needs Node.js ${engines}; this is ${process.version}`;
+  const tooOld = `needs Node.js ${engines}; this is ${process.version}`;
   if (process.env.STREAMGATE_RELAUNCHED_FROM) fail(`${tooOld} (relaunched from ${process.env.STREAMGATE_RELAUNCHED_FROM})`);
   try {
     // stdout: the bin dir; stderr (a fetch's progress, errors) goes to the user.

@@ -133,7 +133,7 @@ resolve_node() {
   fi
   platform="$(node_platform)"
   pin="$(node_pin "$platform")" \
-    || node_die "no Node 24 for $platform on the npm registry (node-$platform), and this machine's Node is ${found:+$(node_version_of "$found")}${found:-missing}"
+    || node_die "no Node 24 for $platform on the npm registry (node-$platform); this machine's node: ${found:-none}${found:+ $(node_version_of "$found")}"
   read -r pinned_version sha <<<"$pin"
   version="${STREAMGATE_NODE_VERSION:-$pinned_version}"
   # The pinned checksum is of the pinned version only.

@@ -6,6 +6,12 @@
 # `streamgate start` (`npm start -- --threads 2`; env STREAMGATE_THREADS too).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# Node 24 (or 22.22+) first on PATH before anything runs node: npm install,
+# the build and the service. An older system Node gets the pinned Node 24
+# from the npm registry (cached; config/runtime/lib.sh).
+# shellcheck source=config/runtime/lib.sh
+source config/runtime/lib.sh
+use_node "[start]"
 if [[ ! -d node_modules ]] || [[ package-lock.json -nt node_modules/.package-lock.json ]]; then
   # `npm install`, not `npm ci`: msgpackr-extract lists prebuilt binaries for
   # other platforms as optional dependencies, some of which the registry here

@@ -13,6 +13,12 @@
 # (kafka by default), e.g. `npm test -- test/unit`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# Node 24 (or 22.22+) first on PATH before anything runs node: npm install,
+# tsc, vite, tap and the nodes the tests start. An older system Node gets the
+# pinned Node 24 from the npm registry (cached; config/runtime/lib.sh).
+# shellcheck source=config/runtime/lib.sh
+source config/runtime/lib.sh
+use_node "[test]"
 
 if [[ ! -d node_modules ]] || [[ package-lock.json -nt node_modules/.package-lock.json ]]; then
   # `npm install`, not `npm ci`: msgpackr-extract lists prebuilt binaries for

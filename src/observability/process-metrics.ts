@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { constants, monitorEventLoopDelay, performance, PerformanceObserver, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, performance, PerformanceObserver, type EventLoopUtilization } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
@@ -92,7 +92,7 @@ export function processMetrics(registry: Registry, eventLoopResolutionMs: number
     1,
   );
 
-  const delay: IntervalHistogram = monitorEventLoopDelay({ resolution: eventLoopResolutionMs });
+  const delay = monitorEventLoopDelay({ resolution: eventLoopResolutionMs });
   delay.enable();
   new Gauge({
     name: `${p}nodejs_eventloop_lag_seconds`,

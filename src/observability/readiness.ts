@@ -37,7 +37,24 @@ export type Check = (signal: AbortSignal) => Promise<Record<string, unknown> | v
  * up as planned (a threaded node's other threads): /readyz shows the check
  * failing, but the log stays quiet, as it does for the start itself.
  */
-export class StillStarting extends Error {}
+export class StillStarting extends Error {
+  constructor(
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+/** What a check throws to fail with details shown beside its error (a threaded node's `failing` names). */
+export class CheckFailed extends Error {
+  constructor(
+    message: string,
+    readonly details: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
 
 export interface ReadinessOptions {
   intervalMs: number;
@@ -49,6 +66,13 @@ export type ReadinessStatus = 'ready' | 'not_ready' | 'draining';
 export interface ReadinessReport {
   status: ReadinessStatus;
   roles: readonly Role[];
+  /**
+   * The checks failing now, by name: this node's own, and (in a threaded node)
+   * whatever dependency another thread of the process sees failing, as its
+   * `threads` check reports it; so /readyz names Redis, Postgres or Kafka
+   * whichever thread answers it.
+   */
+  failing: string[];
   checks: Record<string, CheckResult>;
 }
 
@@ -133,7 +157,16 @@ export class Readiness {
       ok &&= entry.result.ok;
     }
     const status: ReadinessStatus = this.draining ? 'draining' : ok ? 'ready' : 'not_ready';
-    return { status, roles: this.roles, checks };
+    const failing = new Set<string>();
+    for (const name in checks) {
+      const result = checks[name]!;
+      if (result.ok) continue;
+      const named = result.failing;
+      // `threads` stands for the other threads: the names it carries say what fails there.
+      if (name === 'threads' && Array.isArray(named) && named.length > 0) for (const other of named) failing.add(String(other));
+      else failing.add(name);
+    }
+    return { status, roles: this.roles, failing: [...failing], checks };
   }
 
   private probe(name: string, entry: Entry): Promise<void> {
@@ -148,7 +181,8 @@ export class Readiness {
       (details): CheckResult => ({ ...(details ?? {}), ok: true, latencyMs: elapsed() }),
       (err: unknown): CheckResult => {
         starting = err instanceof StillStarting;
-        return { ok: false, latencyMs: elapsed(), error: err instanceof Error ? err.message : String(err) };
+        const details = err instanceof CheckFailed || err instanceof StillStarting ? (err as { details?: Record<string, unknown> }).details : undefined;
+        return { ...details, ok: false, latencyMs: elapsed(), error: err instanceof Error ? err.message : String(err) };
       },
     );
     let timer: NodeJS.Timeout | undefined;

@@ -3,8 +3,9 @@ import { listenPublic, type PublicListener } from '../http/listen.js';
 import type { Router } from '../http/router.js';
 import { listenNode, type ListeningNode } from '../node.js';
 import { createLogger } from '../observability/logger.js';
-import { StillStarting, type CheckResult } from '../observability/readiness.js';
+import { CheckFailed, StillStarting, type CheckResult } from '../observability/readiness.js';
 import type { FromThread, ThreadData, ToThread } from './thread-messages.js';
+import { failingChecks } from './thread-readiness.js';
 import { NodeThreadMetrics } from './thread-metrics.js';
 
 /**
@@ -122,16 +123,16 @@ readiness.add('threads', async () => {
   // Nothing heard from the main thread yet, or the process still starting: the start, not a failure.
   if (!processState.ok) {
     const error = processState.error ?? 'another thread is not ready';
-    throw processState.starting === true ? new StillStarting(error) : new Error(error);
+    // The dependencies failing elsewhere in the process stay named (`failing`), beside the error.
+    const details = Array.isArray(processState.failing) ? { failing: processState.failing } : {};
+    throw processState.starting === true ? new StillStarting(error, details) : new CheckFailed(error, details);
   }
   const { ok: _ok, latencyMs: _latency, error: _error, starting: _starting, ...details } = processState;
   return details;
 });
 const reportReadiness = () => {
   const report = readiness.report();
-  const failing = Object.entries(report.checks)
-    .filter(([name, result]) => name !== 'threads' && !result.ok)
-    .map(([name]) => name);
+  const failing = failingChecks(report.checks);
   post({ type: 'readiness', status: report.status === 'draining' ? 'draining' : failing.length > 0 ? 'not_ready' : 'ready', failing });
 };
 setInterval(reportReadiness, Math.max(100, Math.floor(data.config.health.intervalMs / 2))).unref();

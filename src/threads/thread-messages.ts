@@ -29,6 +29,12 @@ export type ToThread =
   /** The thread's delivery role may join the consumer group now (src/threads/consume-barrier.ts). */
   | { type: 'consume' };
 
+/** A check failing on a thread: its name (redis, postgres, kafka, …) and why. */
+export interface FailingCheck {
+  name: string;
+  error: string;
+}
+
 /** From a node thread to the main thread. */
 export type FromThread =
   | { type: 'listening' }
@@ -37,7 +43,7 @@ export type FromThread =
   | { type: 'up' }
   | { type: 'failed'; message: string }
   /** The thread's own readiness (its `threads` check left out). */
-  | { type: 'readiness'; status: ReadinessStatus; failing: string[] }
+  | { type: 'readiness'; status: ReadinessStatus; failing: FailingCheck[] }
   | { type: 'metrics-json'; id: number; metrics: unknown[] }
   /** The thread's GET /metrics asks for the whole process's text. */
   | { type: 'metrics-ask'; id: number };

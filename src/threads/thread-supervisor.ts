@@ -2,7 +2,8 @@ import { Worker } from 'node:worker_threads';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import type { CheckResult, ReadinessStatus } from '../observability/readiness.js';
-import type { FromThread, ThreadData, ThreadListen, ToThread } from './thread-messages.js';
+import type { FailingCheck, FromThread, ThreadData, ThreadListen, ToThread } from './thread-messages.js';
+import { describeFailing } from './thread-readiness.js';
 import type { ThreadSeries } from './thread-metrics.js';
 import { ConsumeBarrier } from './consume-barrier.js';
 
@@ -24,7 +25,7 @@ interface Slot {
   generation: number;
   worker: Worker | null;
   state: SlotState;
-  readiness: { status: ReadinessStatus; failing: string[] } | null;
+  readiness: { status: ReadinessStatus; failing: FailingCheck[] } | null;
   failures: number;
   upAt: number;
   restart: NodeJS.Timeout | null;
@@ -110,12 +111,18 @@ export class ThreadSupervisor {
     const states: Record<string, string> = {};
     // Before start(): the other threads are not even asked for yet.
     const problems: string[] = this.slots.length < this.threads - 1 ? ['the other threads are not started yet'] : [];
+    const failing = new Set<string>();
     for (const slot of this.slots) {
       const state = slot.state !== 'up' ? slot.state : (slot.readiness?.status ?? 'not_ready');
       states[String(slot.index)] = state;
-      if (state !== 'ready') problems.push(`thread ${slot.index} ${state}${slot.readiness?.failing.length ? ` (${slot.readiness.failing.join(', ')})` : ''}`);
+      if (state === 'ready') continue;
+      const checks = slot.readiness?.failing ?? [];
+      for (const check of checks) failing.add(check.name);
+      // The dependency and its error first: what an operator reading /readyz acts on.
+      problems.push(checks.length > 0 ? describeFailing(checks, `thread ${slot.index}`) : `thread ${slot.index} ${slot.state === 'up' ? 'not reporting yet' : state}`);
     }
-    return problems.length === 0 ? { ok: true, threads: this.threads, states } : { ok: false, error: problems.join('; '), threads: this.threads, states };
+    if (problems.length === 0) return { ok: true, threads: this.threads, states };
+    return { ok: false, error: problems.join('; '), threads: this.threads, states, failing: [...failing] };
   }
 
   /** Tells every thread how the whole process is (their `threads` check). */

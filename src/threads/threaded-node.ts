@@ -2,10 +2,11 @@ import type { Config } from '../config/schema.js';
 import { listenPublic } from '../http/listen.js';
 import { listenNode, type ListeningNode, type NodeOptions, type RunningNode } from '../node.js';
 import type { Logger } from '../observability/logger.js';
-import { StillStarting, type CheckResult } from '../observability/readiness.js';
+import { CheckFailed, StillStarting, type CheckResult } from '../observability/readiness.js';
 import type { ThreadListen } from './thread-messages.js';
 import { MainThreadMetrics } from './thread-metrics.js';
 import { ThreadSupervisor } from './thread-supervisor.js';
+import { describeFailing, failingChecks } from './thread-readiness.js';
 
 /**
  * How long the threads' delivery roles wait for each other before joining the
@@ -79,13 +80,18 @@ export async function listenThreadedNode(config: Readonly<Config>, threads: numb
 
   const ownState = (): CheckResult => {
     const report = node.readiness.report();
-    const failing = Object.entries(report.checks).filter(([name, r]) => name !== 'threads' && !r.ok).map(([name]) => name);
-    return failing.length === 0 && report.status !== 'draining' ? { ok: true } : { ok: false, error: `thread 0 ${report.status} (${failing.join(', ') || 'draining'})` };
+    const failing = failingChecks(report.checks);
+    if (failing.length === 0 && report.status !== 'draining') return { ok: true };
+    return { ok: false, error: failing.length > 0 ? describeFailing(failing, 'thread 0') : 'thread 0 draining', failing: failing.map((f) => f.name) };
   };
   node.readiness.add('threads', async () => {
     const result = supervisor.check();
     // The other threads coming up for the first time is the start, not a failure to warn about.
-    if (!result.ok) throw supervisor.starting ? new StillStarting(result.error) : new Error(result.error);
+    if (!result.ok) {
+      const error = result.error ?? 'another thread is not ready';
+      const details = Array.isArray(result.failing) ? { failing: result.failing } : {};
+      throw supervisor.starting ? new StillStarting(error, details) : new CheckFailed(error, details);
+    }
     const { ok: _ok, ...details } = result;
     return details;
   });
@@ -94,9 +100,11 @@ export async function listenThreadedNode(config: Readonly<Config>, threads: numb
   const publish = () => {
     const own = ownState();
     const others = supervisor.check();
-    const { ok: _ok, error: _error, ...details } = others;
+    const { ok: _ok, error: _error, failing: othersFailing, ...details } = others;
     const errors = [own.error, others.error].filter(Boolean);
-    const result: CheckResult = errors.length === 0 ? { ok: true, ...details } : { ok: false, error: errors.join('; '), ...details };
+    // Every dependency any thread sees failing, named in every thread's /readyz (whichever thread answers it).
+    const failing = [...new Set([...((own.failing as string[] | undefined) ?? []), ...((othersFailing as string[] | undefined) ?? [])])];
+    const result: CheckResult = errors.length === 0 ? { ok: true, ...details } : { ok: false, error: errors.join('; '), ...details, failing };
     // The other threads' checks stay quiet while the process is still starting (see StillStarting).
     if (!result.ok && supervisor.starting) result.starting = true;
     // Sent every time (a thread started meanwhile has not heard it yet); rechecked here on a change.

@@ -3,19 +3,20 @@ import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { listenThreadedNode } from '../../src/threads/threaded-node.js';
-import { backendConfig, freshBackends, TEST_BACKEND, type Backends } from '../helpers/backends.js';
+import { backendConfig, freshBackends, REDIS_URL, TEST_BACKEND, type Backends } from '../helpers/backends.js';
 import { bootstrapDatabase, clientFor, freePort, spawnNode, startTestNode } from '../helpers/nodes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { groupMembers, topicBounds } from '../helpers/read-topic.js';
 import { sleep } from '../helpers/delivery.js';
 import type { BootstrapResult } from '../../src/management/bootstrap.js';
 import { signRequest } from '../helpers/signing.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 /**
  * A threaded node (`streamgate start --threads N`, docs/threads.md): one
  * process whose threads share the port, the consumer group and the caches.
- * Each request here goes on a connection of its own, so the header guard
- * hands them to the threads in turn.
+ * Each request here goes on a connection of its own: every thread listens on
+ * the port (SO_REUSEPORT), so the kernel spreads them over the threads.
  */
 
 interface Answer {
@@ -104,6 +105,21 @@ if (TEST_BACKEND !== 'kafka') {
         t.equal(ready.body.checks.threads.threads, 2);
         t.same(ready.body.checks.threads.states, { 1: 'ready' });
       }
+    });
+
+    t.test('new connections are served by both threads (each listens on the port)', async (t) => {
+      // A made X-Request-Id starts with a prefix of the thread that made it (src/http/request-id.ts).
+      const prefixes = new Set<string>();
+      for (let i = 0; i < 40 && prefixes.size < 2; i++) {
+        const res = await new Promise<string>((resolve, reject) => {
+          http.get({ host: '127.0.0.1', port, path: '/livez', agent: false }, (r) => {
+            r.resume();
+            resolve(String(r.headers['x-request-id']));
+          }).on('error', reject);
+        });
+        prefixes.add(res.split('-')[0]!);
+      }
+      t.equal(prefixes.size, 2, `answers came from two threads (${[...prefixes].join(', ')})`);
     });
 
     t.test('the management API answers on every thread', async (t) => {
@@ -295,5 +311,37 @@ if (TEST_BACKEND !== 'kafka') {
     t.equal(ready?.status, 200, `ready again: ${JSON.stringify(ready?.body)}`);
     t.comment(`ready again ${Date.now() - since} ms after the last event was delivered`);
     t.same(ready?.body.checks.threads.states, { 1: 'ready' }, 'thread 1 is back');
+  });
+
+  t.test('a Redis cut: /readyz names redis whichever thread answers it', async (t) => {
+    const backends = await freshBackends(t);
+    await bootstrapDatabase(backends.databaseUrl);
+    const proxy = await TcpProxy.start(t, new URL(REDIS_URL).host);
+    const port = await freePort();
+    await spawnNode(t, backends, port, { STREAMGATE_THREADS: '2', REDIS_URL: proxy.rewrite(REDIS_URL) });
+    t.equal((await freshRequest(port, 'GET', '/readyz')).status, 200, 'ready before the cut');
+    await proxy.cut('refuse');
+    // Each thread runs its own checks every health.intervalMs; wait until the process says so.
+    let answers: Answer[] = [];
+    for (let i = 0; i < 100; i++) {
+      answers = await Promise.all(Array.from({ length: 6 }, () => freshRequest(port, 'GET', '/readyz')));
+      if (answers.every((a) => a.status === 503 && a.body.failing?.includes('redis'))) break;
+      await sleep(100);
+    }
+    for (const a of answers) {
+      t.equal(a.status, 503);
+      t.ok(a.body.failing?.includes('redis'), `failing names redis: ${JSON.stringify(a.body.failing)}`);
+      t.notOk(a.body.failing?.includes('threads'), 'the other thread is named by what fails there, not as "threads"');
+      t.notMatch(JSON.stringify(a.body.checks), /thread \d not_ready(?! \()/, 'no thread reported without its cause');
+    }
+    await proxy.restore();
+    let ready: Answer | null = null;
+    for (let i = 0; i < 100; i++) {
+      ready = await freshRequest(port, 'GET', '/readyz');
+      if (ready.status === 200) break;
+      await sleep(100);
+    }
+    t.equal(ready?.status, 200, 'ready again after the restore');
+    t.same(ready?.body.failing, []);
   });
 }

@@ -606,7 +606,7 @@ t.test('allowlisted queue: a direct POST from 127.0.0.1 is 403 ip_not_allowed; t
   t.equal(direct.status, 403);
   t.equal(direct.body?.error?.code, 'ip_not_allowed');
   const local = await api.postEvent('local', '{}');
-  t.equal(local.status, 202, 'a queue allowing 127.0.0.1/32 accepts: the socket's peer is the client');
+  t.equal(local.status, 202, "a queue allowing 127.0.0.1/32 accepts: the socket's peer is the client");
   if (local.status === 202) accepted++;
 });
 

@@ -307,6 +307,6 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
       throw err;
     },
   );
-  log.info({ port, roles: config.roles }, 'listening; starting the roles');
+  log.info({ port, roles: config.roles, node: process.version }, 'listening; starting the roles');
   return { port, roles: [...config.roles], readiness, up, stop, drain };
 }

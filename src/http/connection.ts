@@ -10,8 +10,15 @@ import { statusLine } from './status-line.js';
 
 /** How long each stage of a client's request may take (config `server.*`; docs in config/default.yaml). */
 export interface ConnectionTimings {
-  /** A coarse clock (ms), read on every chunk: the server's, not Date.now(). */
+  /** A coarse clock (ms), read on every chunk: the server's, not Date.now(); up to a sweep (1 s) behind. */
   now(): number;
+  /**
+   * The exact time (ms), which also brings the coarse clock up to it: what a
+   * deadline or an idle period starts from, taken once per request (not per
+   * chunk). Started from the coarse clock, a deadline could end up to a sweep
+   * early: with the 1 s minimum, a head, body or idle period cut after a few ms.
+   */
+  stamp(): number;
   /** From a request's first byte to the end of its head. */
   headTimeoutMs: number;
   /** From the end of a request's head to the end of its body. */
@@ -116,7 +123,7 @@ export class HttpConnection implements ExchangeConnection {
     socket.on('end', () => this.onEnd());
     socket.on('drain', () => {
       this.writeBlocked = false;
-      this.lastActive = this.host.timings.now();
+      this.lastActive = this.host.timings.stamp();
       this.pump();
     });
     socket.on('error', () => this.destroy());
@@ -170,7 +177,8 @@ export class HttpConnection implements ExchangeConnection {
   answer(head: string, body: string | Buffer | null, close: boolean): void {
     if (this.finished) return;
     this.inFlight = null;
-    this.lastActive = this.host.timings.now();
+    // Exact: the idle timeout counts from here (timings.stamp()).
+    this.lastActive = this.host.timings.stamp();
     let flushed: boolean;
     if (body === null) flushed = this.socket.write(head, 'latin1');
     else if (typeof body === 'string') flushed = this.socket.write(head + body);
@@ -190,7 +198,7 @@ export class HttpConnection implements ExchangeConnection {
     return {
       head: (head) => {
         this.headSince = 0;
-        this.bodySince = this.host.timings.now();
+        this.bodySince = this.host.timings.stamp();
         this.waiting.push({ head, body: [], bodyBytes: 0, complete: false, continueSent: false, answer: head.target === '*' ? optionsStar(head) : null });
       },
       body: (data) => {
@@ -223,7 +231,8 @@ export class HttpConnection implements ExchangeConnection {
       chunk = rest;
     }
     this.parser.push(chunk);
-    if (this.headSince === 0 && this.parser.phase === 'head') this.headSince = now;
+    // A request's first byte: its head deadline starts now, exactly (timings.stamp()).
+    if (this.headSince === 0 && this.parser.phase === 'head') this.headSince = this.host.timings.stamp();
     this.pump();
   }
 
@@ -319,7 +328,7 @@ export class HttpConnection implements ExchangeConnection {
       this.paused = false;
       this.socket.resume();
       // The deadlines of what was being read start again: the wait was ours.
-      const now = this.host.timings.now();
+      const now = this.host.timings.stamp();
       if (this.headSince !== 0) this.headSince = now;
       if (this.bodySince !== 0) this.bodySince = now;
     }

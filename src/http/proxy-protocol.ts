@@ -92,9 +92,15 @@ function readV2(buf: Buffer): ProxyHeader {
       if (size < 36) return { kind: 'invalid', reason: 'The PROXY v2 header is too short for IPv6 addresses.' };
       return { kind: 'header', length, address: ipv6Text(buf.subarray(16, 32)) };
     }
-    default:
-      // UNSPEC or Unix sockets: no IP address to tell; the peer stands for the client.
+    case 0x00: // UNSPEC
+    case 0x31: // Unix stream socket
+    case 0x32: // Unix datagram socket
+      // No IP address to tell; the peer stands for the client.
       return { kind: 'header', length, address: null };
+    default:
+      // The spec: other family/protocol values "must be rejected as invalid by receivers"
+      // (they were taken as UNSPEC before; a header this garbled may be garbled elsewhere too).
+      return { kind: 'invalid', reason: 'The PROXY v2 header has an unknown address family or protocol.' };
   }
 }
 
@@ -105,8 +111,11 @@ function ipv6Text(bytes: Buffer): string {
   const groups: string[] = [];
   for (let i = 0; i < 16; i += 2) groups.push(bytes.readUInt16BE(i).toString(16));
   const text = groups.join(':');
-  // Compress the longest run of zero groups (RFC 5952), as Node writes addresses.
-  const runs = [...text.matchAll(/(?:^|:)0(?::0)+(?::|$)/g)].sort((a, b) => b[0].length - a[0].length);
+  // Compress the longest run of zero groups (RFC 5952), as Node writes addresses: of runs as
+  // long, the first. Ranked by zero groups, not by the match's length: a run at either end
+  // matches one colon fewer, and `0:0:1:0:0:…` came out `0:0:1::…` instead of `::1:0:0:…`.
+  const zeros = (run: RegExpExecArray) => run[0].replaceAll(':', '').length;
+  const runs = [...text.matchAll(/(?:^|:)0(?::0)+(?::|$)/g)].sort((a, b) => zeros(b) - zeros(a));
   const longest = runs[0];
   const compact = longest ? `${text.slice(0, longest.index)}::${text.slice(longest.index + longest[0].length)}` : text;
   return isIPv6(compact) || isIPv4(compact) ? compact : text;

@@ -61,6 +61,7 @@ export class HttpServer implements ConnectionHost {
     };
     this.timings = {
       now: () => this.clock,
+      stamp: () => (this.clock = Date.now()),
       headTimeoutMs: options.headTimeoutMs,
       bodyTimeoutMs: options.bodyTimeoutMs,
       idleTimeoutMs: options.idleTimeoutMs,
@@ -121,6 +122,8 @@ export class HttpServer implements ConnectionHost {
         this.clock = Date.now();
         let open = 0;
         for (const connection of this.connections) {
+          // The slow-client deadlines still run: a slowloris would otherwise hold the drain to its deadline.
+          connection.sweep(this.clock);
           connection.closeIfIdle(this.clock, idleMs, began);
           if (connection.open) open++;
         }
@@ -129,7 +132,10 @@ export class HttpServer implements ConnectionHost {
         this.sweeper = setInterval(() => this.sweep(), SWEEP_MS).unref();
         resolve();
       };
-      this.sweeper = setInterval(check, DRAIN_SWEEP_MS).unref();
+      // Not unref'd, unlike the sweep: the drain ends by its deadline, and whoever awaits it (the
+      // node's shutdown, which then closes the backends) must go on even when these sockets were
+      // the last thing keeping the process alive; unref'd, the process exited mid-await.
+      this.sweeper = setInterval(check, DRAIN_SWEEP_MS);
       check();
     });
   }

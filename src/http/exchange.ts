@@ -110,6 +110,8 @@ export class ServerExchange implements Exchange {
     private readonly lastOnConnection: boolean,
   ) {
     const headers = head.headers;
+    // Host as the parser read it (from the field, or an absolute-form target's authority).
+    if (head.host !== '') headers.host = head.host;
     // Framing is the parser's; handlers see the length of the body it read.
     if (head.framed) headers['content-length'] = String(bodyBytes.length);
     this.headers = headers;

@@ -37,6 +37,8 @@ function testRouter(): Router {
     throw new Error('boom: a secret the client must not see');
   });
   router.add('post', '/echo', opts, async (ex) => ex.send(200, String((await ex.body).length)));
+  // What a handler sees of the head: Host (read by same-origin checks), framing fields not at all.
+  router.add('post', '/head', opts, (ex) => ex.sendJson(200, ex.headers));
   router.fallback(1024);
   return router;
 }
@@ -99,6 +101,17 @@ t.test('Expect: 100-continue gets 100 Continue, then the answer once the body is
   const eager = await talk(untrusted.port, 'POST /echo HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\nexpect: 100-continue\r\n\r\nhi');
   t.same(bodies(eager), ['2']);
   t.same(statuses(eager), [200]);
+});
+
+t.test('a handler sees Host (from the field, or an absolute-form target) and the body length, never the framing fields', async (t) => {
+  const c = await talk(untrusted.port, [
+    'POST /head HTTP/1.1\r\nHost: Console.Example:8080\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\nX-A: 1\r\n\r\n3\r\nabc\r\n0\r\n\r\n' +
+      'POST http://other.example/head HTTP/1.1\r\nHost: ignored.example\r\nContent-Length: 0\r\n\r\n',
+  ]);
+  t.same(statuses(c), [200, 200]);
+  const [first, second] = c.responses.map((r) => JSON.parse(r.body.toString()));
+  t.same(first, { 'x-a': '1', host: 'Console.Example:8080', 'content-length': '3' });
+  t.equal(second.host, 'other.example', 'the absolute-form authority is the Host');
 });
 
 t.test('a handler that throws: 500 internal (no detail), and the connection goes on', async (t) => {

@@ -80,7 +80,7 @@ async function exercise(target: string, hs: Array<[string, string | Buffer]>, pa
   const all: Array<[string, string | Buffer]> = withKey && !hs.some(([n]) => n === 'x-api-key') ? [['x-api-key', creds.ingressKey], ...hs] : hs;
   const res = await rawRequest(node.port, rawPost(target, all, payload), 5_000);
   if (res.status === null) {
-    // Every request gets an answer: the header guard refuses what uWS's parser would leave unanswered.
+    // Every request gets an answer: the strict parser refuses what it cannot serve.
     throw new Error(`no answer to ${JSON.stringify(target)}`);
   }
   if (res.status >= 500) throw new Error(`${res.status} for ${JSON.stringify(target)}: ${res.body}`);

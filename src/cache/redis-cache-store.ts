@@ -90,7 +90,9 @@ export class RedisCacheStore implements CacheStore {
   /** Runs one command under the rules above. */
   private async run<T>(command: () => Promise<T>): Promise<T> {
     // Before the first connection the offline queue (bounded by the timeout) lets a starting node wait for Redis.
-    if (this.redialling || (this.wasReady && this.redis.status !== 'ready')) throw new CacheUnavailableError(`redis is not connected (${this.redis.status})`);
+    // (Redialling: a command timed out with no reply for a whole timeout, and the link is being replaced.)
+    if (this.redialling) throw new CacheUnavailableError('redis stopped answering (no reply within redis.commandTimeoutMs); reconnecting');
+    if (this.wasReady && this.redis.status !== 'ready') throw new CacheUnavailableError(`redis is not connected (${this.redis.status})`);
     try {
       const value = await command();
       this.lastReplyAt = Date.now();

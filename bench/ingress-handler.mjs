@@ -19,7 +19,7 @@ import { generateApiKey } from '../dist/auth/api-key.js';
 import { createValidator } from '../dist/workers/validation-pool.js';
 import { encodeEvent } from '../dist/log/event-record.js';
 import { NO_TRACING, startTracing } from '../dist/observability/tracing.js';
-import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
 
 const N = Number(process.env.BENCH_N ?? 200_000);
 const TRACE = process.env.BENCH_TRACE ?? 'off';

@@ -45,6 +45,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join, resolve as resolvePath } from 'node:path';
@@ -82,7 +83,7 @@ async function main() {
   const writerFile = join(options.dist, 'log', 'kafka-writer.js');
   if (!existsSync(writerFile)) throw new Error(`${writerFile} is missing: run \`npm run build\` first`);
   // Named in the report: an older build (BENCH_DIST) may hold the home-made writer.
-  const client = importsPackage(writerFile, '@platformatic/kafka') ? '@platformatic/kafka' : 'not @platformatic/kafka (an older build?)';
+  const client = importsPackage(writerFile, '@platformatic/kafka') ? `@platformatic/kafka ${packageVersion(writerFile, '@platformatic/kafka')}` : 'not @platformatic/kafka (an older build?)';
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const kafkaPid = findPid('kafka.Kafka');
   const admin = kafkaAdmin(options.brokers);
@@ -135,6 +136,22 @@ async function runWriter({ topic, kafkaPid, name }) {
   // % of one core over the window → µs per event measured in that window.
   const brokerUs = cpu.kafka === null || cpu.kafka === undefined ? null : (cpu.kafka / 100) * 1e6 / result.perS;
   return { ...result, settings, brokerUs, cpu };
+}
+
+/** The version of `pkg` as `file` would load it (an older build has its own node_modules). */
+function packageVersion(file, pkg) {
+  try {
+    const entry = createRequire(file).resolve(pkg);
+    for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir)) {
+      const manifest = join(dir, 'package.json');
+      if (!existsSync(manifest)) continue;
+      const { name, version } = JSON.parse(readFileSync(manifest, 'utf8'));
+      if (name === pkg) return version;
+    }
+  } catch {
+    // not resolvable from there: reported as unknown
+  }
+  return '(version unknown)';
 }
 
 /** True if `file` or a module it imports (relative imports, transitively) imports `pkg`. */

@@ -61,7 +61,9 @@ export function secureContextFor(trust: TlsTrust): SecureContext | undefined {
  * is tried.
  */
 export function guardedConnector(guard: SsrfGuard, secureContext: SecureContext | undefined): buildConnector.connector {
-  const base = buildConnector(secureContext ? { secureContext, timeout: 10_000 } : { timeout: 10_000 });
+  // The TLS handshake offers HTTP/1.1 only: undici 8's connector offers h2 too unless told not to,
+  // and it is the connector's ALPN list, not the Agent's allowH2, that the receiver sees.
+  const base = buildConnector({ ...(secureContext ? { secureContext } : {}), timeout: 10_000, allowH2: false });
   return (opts, callback) => {
     const host = opts.hostname.replace(/^\[|\]$/g, '');
     const literal = isIP(host) !== 0;
@@ -90,7 +92,7 @@ function refused(message: string): Error {
 }
 
 /**
- * Keep-alive HTTP/1.1 POSTs through an undici Agent (a Pool per origin): the
+ * Keep-alive HTTP/1.1 POSTs (no HTTP/2) through an undici Agent (a Pool per origin): the
  * guarded connector above, connections kept IDLE_MS or as the receiver's
  * Keep-Alive hint says, one request per connection at a time, no redirects
  * (undici never follows them without an interceptor), undici's own header and
@@ -116,6 +118,11 @@ export class UndiciClient {
       headersTimeout: 0,
       bodyTimeout: 0,
       connect: guardedConnector(guard, secureContextFor(trust)),
+      // undici 8 would speak HTTP/2 where the TLS handshake settles on it (the connector above
+      // does not offer it). Delivery is HTTP/1.1 keep-alive: one request per connection at a
+      // time, connectionsPerOrigin as the per-origin cap, the receiver's Keep-Alive hint, and the
+      // same answers as Http1Pool gives for http: targets.
+      allowH2: false,
     });
   }
 
@@ -141,13 +148,17 @@ export function mayBeStaleConnection(result: ExchangeResult): boolean {
   return result.kind === 'error' && result.beforeResponse && STALE_CONNECTION.has(result.code);
 }
 
-/** undici's legacy handler interface: raw header buffers, no per-request wrapper objects. */
+/** Why an exchange is stopped on our side; never reported (the exchange has its answer by then). */
+const ABANDONED = new Error('abandoned by the dispatcher');
+const CUT = new Error('response body past maxResponseBytes');
+
+/** A dispatch handler (undici 8's controller interface) that collects one response. */
 class Exchange implements Dispatcher.DispatchHandler {
   private status = 0;
   private headers: IncomingHttpHeaders | null = null;
   private readonly chunks: Buffer[] = [];
   private size = 0;
-  private abort: ((err?: Error) => void) | null = null;
+  private controller: Dispatcher.DispatchController | null = null;
   private done = false;
 
   constructor(
@@ -158,38 +169,36 @@ class Exchange implements Dispatcher.DispatchHandler {
   abandon(): void {
     if (this.done) return;
     this.done = true;
-    // Before onConnect undici still holds the request: it is aborted there, unwritten.
-    this.abort?.();
+    // Before onRequestStart undici still holds the request: it is aborted there, unwritten.
+    this.controller?.abort(ABANDONED);
   }
 
-  onConnect(abort: (err?: Error) => void): void {
-    if (this.done) abort();
-    else this.abort = abort;
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.done) controller.abort(ABANDONED);
   }
 
-  onHeaders(status: number, raw: Buffer[]): boolean {
-    if (status < 200) return true; // interim answers (103 and the like)
+  onResponseStart(_controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders): void {
+    if (status < 200) return; // interim answers (103 and the like)
     this.status = status;
-    this.headers = headersOf(raw);
-    return true;
+    this.headers = asNodeHeaders(headers);
   }
 
-  onData(chunk: Buffer): boolean {
-    if (this.done) return false;
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.done) return;
     if (this.size + chunk.length <= this.max) {
       this.chunks.push(chunk);
       this.size += chunk.length;
-      return true;
+      return;
     }
     // Read enough: the status and headers are the answer. Cut the rest.
     this.chunks.push(chunk.subarray(0, this.max - this.size));
     this.size = this.max;
     this.answer();
-    this.abort?.();
-    return false;
+    controller.abort(CUT);
   }
 
-  onComplete(): void {
+  onResponseEnd(): void {
     if (this.done) return;
     // undici hands the connection back to its pool in a setImmediate queued
     // just after this call (to see a close the receiver sends right after the
@@ -199,7 +208,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     setImmediate(() => setImmediate(() => this.answer()));
   }
 
-  onError(err: Error): void {
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     if (this.done) return;
     this.done = true;
     const e = err as NodeJS.ErrnoException;
@@ -236,19 +245,20 @@ function describe(e: NodeJS.ErrnoException): { code: string; error: string } {
   }
 }
 
-/** Raw response headers as node:http would present them: lower-case names, set-cookie a list, other repeats joined with ", ". */
-function headersOf(raw: Buffer[]): IncomingHttpHeaders {
-  const out: Record<string, string | string[]> = {};
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i]!.toString('latin1').toLowerCase();
-    const value = raw[i + 1]!.toString('latin1');
-    const prev = out[name];
+/**
+ * undici's parsed headers (lower-case names; a repeated header as a list) as
+ * node:http presents them, as Http1Pool does too: set-cookie always a list,
+ * other repeats joined with ", ". The object is this response's own: changed
+ * in place.
+ */
+function asNodeHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
     if (name === 'set-cookie') {
-      if (prev === undefined) out[name] = [value];
-      else (prev as string[]).push(value);
-    } else {
-      out[name] = prev === undefined ? value : `${prev as string}, ${value}`;
+      if (typeof value === 'string') headers[name] = [value];
+    } else if (Array.isArray(value)) {
+      headers[name] = value.join(', ');
     }
   }
-  return out as IncomingHttpHeaders;
+  return headers;
 }

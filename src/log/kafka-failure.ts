@@ -15,8 +15,9 @@ import type { Config } from '../config/schema.js';
  *
  * Every root-to-leaf path is read for its broker and its cause; paths with the
  * same cause are merged. Decisions go by error codes, protocol ids and classes;
- * the only text read is the broker address in the NetworkError's message,
- * which the library does not keep anywhere else.
+ * the only texts read are the broker address in the NetworkError's message,
+ * which the library does not keep anywhere else, and the UserError that 2.x
+ * raises when a plain-text connection reads TLS back (no code of its own).
  */
 
 type Settings = Readonly<Pick<Config['kafka'], 'ssl' | 'sasl'>>;
@@ -149,6 +150,10 @@ function reasonOf(path: ErrorLike[], settings?: Settings): string {
   if (net) return NET[net]!;
   if (path.some((e) => e instanceof TimeoutError)) {
     return `no answer within the connect timeout${settings && !settings.ssl.enabled ? ' (a TLS listener reached without kafka.ssl.enabled?)' : ''}`;
+  }
+  // 2.x: a plain-text client that reads a TLS record back fails its requests with this UserError.
+  if (path.some((e) => e.code === 'PLT_KFK_USER' && e.message === 'Broker requires TLS.')) {
+    return 'the broker answered in TLS: this listener needs kafka.ssl.enabled';
   }
   if (leaf.code === 'PLT_KFK_NETWORK' && leaf.cause === undefined) {
     // A TLS (or SASL) listener closes a plain-text client's connection without a word.

@@ -2,12 +2,15 @@ import { subscribe } from 'node:diagnostics_channel';
 import type { Connection } from '@platformatic/kafka';
 
 /**
- * Works around a crash in @platformatic/kafka 1.35: when a SASL handshake is
- * still queued as its connection fails (a plain-text client meets a TLS
- * listener, or the broker hangs up mid-authentication), the connection emits a
- * second 'error' after the first one has already failed the caller and every
- * listener is gone; an EventEmitter with no 'error' listener throws, and the
- * process dies with an uncaught exception instead of the caller's clear error.
+ * Works around a crash in @platformatic/kafka (1.35, still in 2.12.1): when
+ * the socket of a connection fails with an error (a reset, not a clean close)
+ * while its SASL exchange is under way, the connection emits 'error' twice.
+ * The first fails the caller, and the pool's one-shot listener goes with it;
+ * the second comes from the SASL request failing on the closed socket, finds
+ * no listener, and an EventEmitter with no 'error' listener throws: the process
+ * dies with an uncaught exception instead of the caller's clear error
+ * (test/unit/log/kafka-late-errors.test.ts; docs/kafka-client.md, "Reported
+ * upstream").
  *
  * The library announces each connection it creates on the `plt:kafka:instances`
  * diagnostics channel; each one gets a listener that ignores errors. Nothing is

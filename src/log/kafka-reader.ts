@@ -86,8 +86,9 @@ export class KafkaReader implements EventLogReader {
     this.consumer.on('consumer:heartbeat:end', () => this.contact());
     this.consumer.on('consumer:heartbeat:error', (payload) => {
       this.groupError = kafkaErrorText(payload.error);
-      // The library stops heartbeating after a failed heartbeat (1.35: it refreshes a timer it has
-      // just cleared), so the coordinator would drop us at the session timeout: join again ourselves.
+      // 2.x schedules the next heartbeat itself after a failure that is not about the group (1.35
+      // stopped heartbeating there). Should membership end anyway, the coordinator would drop us
+      // at the session timeout: join again ourselves.
       if (this.running && !this.consumer.isActive()) void this.join();
     });
     // A rejoin the library gave up on: join again ourselves (the loop keeps the partitions meanwhile).

@@ -19,10 +19,13 @@ interface Waiting {
   reject: (err: Error) => void;
 }
 
-/** Sends the library retries itself (same request, same sequence numbers) before ours. */
+/**
+ * Sends the library retries itself before ours: the same request with the
+ * same producer id and sequence numbers, so the broker drops a copy it already
+ * stored. Once the library gives up it forgets its producer id (2.x), and our
+ * resends go under a new one.
+ */
 const LIBRARY_RETRIES = 3;
-/** Answers that mean the broker no longer agrees with our sequence numbers: start a new producer id. */
-const SEQUENCE_LOST = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING']);
 
 /**
  * Appends events to Kafka through @platformatic/kafka's idempotent producer
@@ -31,19 +34,23 @@ const SEQUENCE_LOST = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER
  * promise settles when its flush is acknowledged. A flush takes every record
  * waiting, up to `maxBatch` records and `maxBatchBytes`, at the end of the
  * event-loop turn (or `lingerMs` after the first); while it is in flight the
- * next records wait and form the next, larger flush. One flush at a time is
- * what keeps idempotence sound: the library numbers a partition's records when
- * it encodes them and advances only on success, so two requests in flight for
- * one partition would carry the same numbers.
+ * next records wait and form the next, larger flush.
+ *
+ * One flush at a time is what keeps a key's records in order. The library
+ * (2.x) reserves a partition's sequence numbers when send() builds the request
+ * and drops its producer id and every count when a send fails; a second flush
+ * in flight for the same partition would carry the next numbers, be refused
+ * out of order when the first failed, and be stored, under the new producer
+ * id, before the first one's resend.
  *
  * A flush whose answer is lost (connection cut, timeout) is sent again as it
- * was, with the same sequence numbers, first by the library, then by us until
- * kafka.producer.retryMs: the broker keeps the first copy and acknowledges
- * the repeat, so the topic holds each record once and in order. When the
- * broker answered for some partitions and refused others, or gave up on our
- * numbers, the library's count is wrong for the partitions it accepted: the
- * producer takes a new id before anything else is sent, and only the refused
- * records go again.
+ * was by the library (same numbers: the broker keeps the first copy and
+ * acknowledges the repeat), then by us until kafka.producer.retryMs. Ours go
+ * under a new producer id, which the library takes itself after a failed
+ * send: a record the broker stored from a request whose every answer was lost
+ * can then be stored twice (at least once; delivery is at-least-once anyway).
+ * When the broker answered for some partitions and refused others, only the
+ * refused records go again.
  *
  * Records are keyed by partition key and placed as Kafka's Java client would
  * (murmur2, the library's compatibility partitioner).
@@ -57,8 +64,6 @@ export class KafkaWriter implements EventLogWriter {
   private timer: NodeJS.Timeout | null = null;
   private immediate: NodeJS.Immediate | null = null;
   private sending: Promise<void> | null = null;
-  /** Set when the broker may hold records we could not account for: a new producer id comes first. */
-  private resetProducerId = false;
   private closed = false;
   /** Since when no broker answered any of our sends (refused, reset, timed out); null once one does. */
   private unreachableSince: number | null = null;
@@ -174,10 +179,7 @@ export class KafkaWriter implements EventLogWriter {
     for (let attempt = 1; ; attempt++) {
       let failure: unknown;
       try {
-        if (this.resetProducerId) {
-          await this.producer.initIdempotentProducer({});
-          this.resetProducerId = false;
-        }
+        // After a failed send the library has dropped its producer id: send() takes a new one first.
         await this.producer.send({ messages: todo.map((r): MessageToProduce<Buffer, Buffer, Buffer, Buffer> => ({ topic: this.topic, key: r.key, value: r.value })) });
         this.unreachableSince = null;
         for (const r of todo) r.resolve();
@@ -191,9 +193,6 @@ export class KafkaWriter implements EventLogWriter {
       else this.unreachableSince ??= Date.now();
       const { accepted, refused } = this.splitByAnswer(todo, failure);
       for (const r of accepted) r.resolve();
-      // Partitions the broker accepted advanced on its side but not in the
-      // library's count; numbers the broker rejected are lost either way.
-      if (accepted.length > 0 || kafkaErrorIds(failure).some((id) => SEQUENCE_LOST.has(id))) this.resetProducerId = true;
       todo = refused;
       if (todo.length === 0) {
         if (produceChannel.hasSubscribers) produceChannel.publish({ records: batch.length, attempts: attempt, ok: true } satisfies ProduceMessage);
@@ -213,8 +212,6 @@ export class KafkaWriter implements EventLogWriter {
         this.log.error({ records: todo.length, attempts: attempt, err, reason: text }, 'Kafka produce failed for good');
         for (const r of todo) r.reject(err);
         if (produceChannel.hasSubscribers) produceChannel.publish({ records: batch.length, attempts: attempt, ok: false } satisfies ProduceMessage);
-        // Whether the broker kept them is unknown: later records must not reuse their numbers.
-        this.resetProducerId = true;
         return;
       }
       const backoffMs = backoffDelay(attempt - 1, KAFKA_BACKOFF);

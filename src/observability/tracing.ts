@@ -3,10 +3,11 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Co
 import { TraceState } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor, SimpleSpanProcessor, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
 import { isServiceError } from '../errors.js';
 import type { Logger } from './logger.js';
 import { spanContextOf } from './trace-context.js';
+import { batchOptionsFromEnv, samplerFromEnv, type EnvProblem } from './tracing-env.js';
 
 export interface TracingOptions {
   /** Where the OTEL_* variables are read (process.env by default). */
@@ -44,7 +45,7 @@ export class Tracing {
   /** The server span of each traced request, keyed by its exchange. */
   private readonly requestSpans = new WeakMap<object, Span>();
 
-  constructor(private readonly provider: BasicTracerProvider | null) {
+  constructor(private readonly provider: TracerProvider | null) {
     this.enabled = provider !== null;
     this.tracer = provider?.getTracer('streamgate', '0.1.0') ?? null;
   }
@@ -115,8 +116,13 @@ export function startTracing(log: Logger, options: TracingOptions = {}): Tracing
   });
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over the defaults.
   const resource = defaults.merge(detectResources({ detectors: [envDetector] }));
-  const processor = options.processor === 'simple' ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(exporter);
-  const provider = new BasicTracerProvider({ resource, spanProcessors: [processor] });
+  // SDK 3 no longer reads OTEL_TRACES_SAMPLER and OTEL_BSP_* itself (tracing-env.ts).
+  const problems: EnvProblem[] = [];
+  const sampler = samplerFromEnv(env, problems);
+  const processor = options.processor === 'simple' ? new SimpleSpanProcessor({ exporter }) : new BatchSpanProcessor({ exporter, ...batchOptionsFromEnv(env, problems) });
+  for (const problem of problems) log.warn(problem);
+  // SDK 3's TracerProvider (2.x's BasicTracerProvider): like it, it registers nothing globally.
+  const provider = new TracerProvider({ resource, sampler, spanProcessors: [processor] });
   log.info({ exporter: options.exporter ? 'injected' : 'otlp' }, 'tracing enabled');
   return new Tracing(provider);
 }

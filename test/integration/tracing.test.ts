@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { loadConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startNode, type RunningNode } from '../../src/node.js';

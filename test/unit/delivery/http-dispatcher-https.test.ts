@@ -1,4 +1,6 @@
 import t, { type Test } from 'tap';
+import { createSecureServer } from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import { HttpDispatcher } from '../../../src/delivery/http-dispatcher.js';
 import { loadConfig } from '../../../src/config/load-config.js';
 import { classify } from '../../../src/delivery/outcome.js';
@@ -171,4 +173,31 @@ t.test('https: the request head as undici writes it: Host and Connection first, 
     t.equal(s.url, '/a/b%20c?x=1&y=%2F');
     t.same(s.raw, expected);
   }
+});
+
+t.test('https: HTTP/1.1 even when the receiver offers h2 (undici 8 would negotiate it by default)', async (t) => {
+  const versions: string[] = [];
+  const server = createSecureServer({ key: pki.valid.key, cert: pki.valid.cert, allowHTTP1: true }, (req, res) => {
+    versions.push(req.httpVersion);
+    req.resume();
+    req.on('end', () => res.end('ok'));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const d = dispatcher(t);
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/in`;
+  for (let i = 0; i < 2; i++) t.match(await post(d, url), { kind: 'response', status: 200 });
+  t.same(versions, ['1.1', '1.1']);
+});
+
+t.test('https: response headers as node:http gives them (set-cookie a list, other repeats joined)', async (t) => {
+  const r = await startRawTlsReceiver(t, pki.valid, () =>
+    'HTTP/1.1 200 OK\r\nSet-Cookie: a=1\r\nX-Rep: 1\r\nX-Rep: 2\r\nX-One: v\r\nContent-Length: 2\r\n\r\nok');
+  const res = await post(dispatcher(t), r.url);
+  t.match(res, { kind: 'response', status: 200 });
+  if (res.kind !== 'response') return;
+  t.same(res.headers['set-cookie'], ['a=1']);
+  t.equal(res.headers['x-rep'], '1, 2');
+  t.equal(res.headers['x-one'], 'v');
+  t.equal(res.body.toString(), 'ok');
 });

@@ -151,6 +151,9 @@ t.test('errors without a broker address use the configured brokers', async (t) =
   t.equal(explainKafkaFailure(new ProtocolError('ILLEGAL_SASL_STATE'), plain.brokers),
     'Kafka brokers k1:9093, k2:9093: the broker expects SASL authentication first (set kafka.sasl.mechanism for this listener)');
   t.equal(explainKafkaFailure('weird', ['k1:9093']), 'Kafka broker k1:9093: weird');
+  // What 2.x answers a plain-text client when the listener sends a TLS record back.
+  t.equal(explainKafkaFailure(new UserError('Broker requires TLS.'), plain.brokers, plain),
+    'Kafka brokers k1:9093, k2:9093: the broker answered in TLS: this listener needs kafka.ssl.enabled');
 });
 
 t.test('different brokers with different causes each get their part', async (t) => {

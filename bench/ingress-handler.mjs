@@ -3,7 +3,7 @@
  * after `npm run build`): the pipeline of src/ingress/post-event.ts on a
  * captured request, with the queue and key cached, a log that acknowledges at
  * once and no HTTP. It prices what streamgate's own code adds per event, apart
- * from uWS's I/O and the Kafka client, for API-key and signed requests, inline
+ * from the HTTP server's I/O and the Kafka client, for API-key and signed requests, inline
  * validation and pool.
  *
  * BENCH_TRACE prices trace context: `off` (default: no traceparent, tracing

@@ -191,7 +191,7 @@ function report({ options: o, rounds, phases, excerpt, micro, control }) {
   out.push('');
   out.push(`- date: ${new Date().toISOString()}; command: \`node bench/metrics-cost.mjs\` (BENCH_ROUNDS=${rounds})`);
   out.push(`- node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}); load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' / ')} (a shared box: other work skews every figure, which is why the two nodes alternate)`);
-  out.push(`- two \`streamgate start --roles ingress\` nodes, same database, topic and Redis, Kafka acks=all, header guard on; A has metrics.enabled ${control ? 'false too (BENCH_CONTROL=1: an A/A run)' : 'true (scraped between its phases)'}, B false. Both started afresh every round, in the other order each round, warmed 5 s each, then ABBA (rounds 1–2 mod 4) or BAAB (rounds 3–4) (see the A/A note in the script). ${o.duration} s per phase (+${o.warmup} s warm-up each), ${o.connections} connections, body ${o.bodyBytes} B, ${o.keys} partition keys, API-key queue`);
+  out.push(`- two \`streamgate start --roles ingress\` nodes, same database, topic and Redis, Kafka acks=all; A has metrics.enabled ${control ? 'false too (BENCH_CONTROL=1: an A/A run)' : 'true (scraped between its phases)'}, B false. Both started afresh every round, in the other order each round, warmed 5 s each, then ABBA (rounds 1–2 mod 4) or BAAB (rounds 3–4) (see the A/A note in the script). ${o.duration} s per phase (+${o.warmup} s warm-up each), ${o.connections} connections, body ${o.bodyBytes} B, ${o.keys} partition keys, API-key queue`);
   out.push('');
   out.push(table(
     ['phase', 'round (started first)', 'metrics', 'accepted ev/s', 'p99 ms', 'non-2xx', 'streamgate CPU %', 'CPU µs/event', 'other processes CPU %'],

@@ -2,7 +2,8 @@
  * `npm run bench`: what users compare, in ONE run, so that every ratio
  * compares measurements taken minutes apart on the same (noisy) machine:
  *
- *   baseline      autocannon ──► bare-server.mjs (202 at once)
+ *   baseline      autocannon ──► bare-server.mjs (202 at once): node:http, then streamgate's own
+ *                 HttpServer with a trivial dispatch (our parser against node:http at the floor)
  *   (a) ingress   autocannon ──► streamgate --roles ingress ──► Kafka       per thread count
  *   (b) e2e       autocannon ──► streamgate (all roles) ──► Kafka ──► receiver   per thread count
  *   (b2) latency  paced load at half (b)'s delivered ev/s ──► the same path: accept→deliver percentiles
@@ -48,7 +49,7 @@ async function main() {
   const has = (phase) => options.phases.includes(phase);
 
   const baseline = has('baseline') ? await baselinePhase({ options, load: ctx.load }) : null;
-  const guarded = async (label, threads, run) => {
+  const safely = async (label, threads, run) => {
     try {
       return await run();
     } catch (err) {
@@ -57,16 +58,16 @@ async function main() {
     }
   };
   const ingress = [];
-  if (has('ingress')) for (const n of options.threads) ingress.push(await guarded(`ingress-t${n}`, n, () => ingressOnlyPhase(ctx, n)));
+  if (has('ingress')) for (const n of options.threads) ingress.push(await safely(`ingress-t${n}`, n, () => ingressOnlyPhase(ctx, n)));
   const e2e = [];
-  if (has('end-to-end')) for (const n of options.threads) e2e.push(await guarded(`e2e-t${n}`, n, () => endToEndPhase(ctx, n)));
+  if (has('end-to-end')) for (const n of options.threads) e2e.push(await safely(`e2e-t${n}`, n, () => endToEndPhase(ctx, n)));
   const latencyThreads = latencyTarget(options, e2e).threads;
-  const latency = has('latency') ? [await guarded(`latency-t${latencyThreads}`, latencyThreads, () => latencyPhase(ctx, e2e))] : [];
+  const latency = has('latency') ? [await safely(`latency-t${latencyThreads}`, latencyThreads, () => latencyPhase(ctx, e2e))] : [];
   // The backlog drains run at the largest thread count this build accepts.
   // (Those phases skipped: the largest asked for.)
   const ran = [...ingress, ...e2e].filter((x) => !x.skipped && !x.error).map((x) => x.threads);
   const backlogThreads = Math.max(1, ...(ran.length > 0 || ingress.length + e2e.length > 0 ? ran : options.threads));
-  const backlog = has('backlog') ? await guarded('backlog', backlogThreads, () => backlogPhases(ctx, backlogThreads)) : [];
+  const backlog = has('backlog') ? await safely('backlog', backlogThreads, () => backlogPhases(ctx, backlogThreads)) : [];
   await stopChild(ctx.receiver.child);
 
   const results = { ingress, e2e, latency, backlog: Array.isArray(backlog) ? backlog : [backlog] };

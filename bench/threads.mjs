@@ -3,16 +3,12 @@
  * (`streamgate start --threads N`, docs/threads.md) against one thread, in one
  * run, on the machine's Kafka, Redis and Postgres.
  *
- * 1. Ingress only (`--roles ingress`), accepted events/s and p99:
- *    - threads 1, header guard on (today's default);
- *    - threads N, header guard on: the guard thread is the one acceptor and
- *      hands each connection to a thread's uWS in turn;
- *    - threads N, header guard off: every thread's uWS binds the port
- *      (SO_REUSEPORT), the kernel spreads connections;
- *    - threads 1, header guard off (the reference for the line above).
- *    Phases alternate over BENCH_ROUNDS rounds (default 2, the order reversed
- *    every other round); figures are the sums over the rounds.
- * 2. End to end, all roles in one process, header guard on: delivered
+ * 1. Ingress only (`--roles ingress`), accepted events/s and p99: threads 1
+ *    and threads N (every thread listens on the port with SO_REUSEPORT, the
+ *    kernel spreads connections). Phases alternate over BENCH_ROUNDS rounds
+ *    (default 2, the order reversed every other round); figures are the sums
+ *    over the rounds.
+ * 2. End to end, all roles in one process: delivered
  *    events/s at threads 1 and N (a fresh topic and consumer group each; the
  *    receiver is bench/receiver.mjs, answering at once).
  *
@@ -43,7 +39,7 @@ import { int, pct, table } from './lib/table.mjs';
 const RESULTS = fileURLToPath(new URL('./threads.md', import.meta.url));
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
-/** CPU % of one core per thread of `pid` over a phase, busiest first (only threads above 3 %): is one thread (the guard's) the limit? */
+/** CPU % of one core per thread of `pid` over a phase, busiest first (only threads above 3 %): is one thread the limit? */
 function startTidMeter(pid) {
   const read = () => {
     const out = new Map();
@@ -88,18 +84,18 @@ async function main() {
   onCleanup(async () => {
     for (const topic of topics) for (const problem of await kafka.cleanup(topic, [])) say(`cleanup: ${problem}`);
   });
-  const configFile = async (name, guard) => {
+  const configFile = async (name) => {
     const file = join(workDir, `streamgate-${name}.yaml`);
-    await writeFile(file, `redis:\n  keyPrefix: "sgbench-${runId}:"\nserver:\n  headerGuard: ${guard}\n`);
+    await writeFile(file, `redis:\n  keyPrefix: "sgbench-${runId}:"\n`);
     return file;
   };
-  const env = async (name, { guard, threadCount, topic }) => {
+  const env = async (name, { threadCount, topic }) => {
     if (!topics.includes(topic)) topics.push(topic);
-    return { ...clusterEnv({ databaseUrl: db.url, brokers, topic, group: `sg-bench-${runId}-${name}`, configFile: await configFile(name, guard), extra: { STREAMGATE_ALLOW_NETWORKS: '127.0.0.0/8' } }), STREAMGATE_THREADS: String(threadCount) };
+    return { ...clusterEnv({ databaseUrl: db.url, brokers, topic, group: `sg-bench-${runId}-${name}`, configFile: await configFile(name), extra: { STREAMGATE_ALLOW_NETWORKS: '127.0.0.0/8' } }), STREAMGATE_THREADS: String(threadCount) };
   };
   const ingressTopic = `sg-bench-${runId}`;
-  const creds = await bootstrapTenant(await env('setup', { guard: true, threadCount: 1, topic: ingressTopic }));
-  const mgmt = await startStreamgate({ name: 'management', env: await env('setup', { guard: true, threadCount: 1, topic: ingressTopic }), port: await freePort(), roles: ['management'], logFile: join(workDir, 'management.log') });
+  const creds = await bootstrapTenant(await env('setup', { threadCount: 1, topic: ingressTopic }));
+  const mgmt = await startStreamgate({ name: 'management', env: await env('setup', { threadCount: 1, topic: ingressTopic }), port: await freePort(), roles: ['management'], logFile: join(workDir, 'management.log') });
   const receiver = await startReceiver({ bodyBytes: options.bodyBytes });
   onCleanup(() => stopChild(receiver.child));
   const path = await configureRoute({ base: mgmt.base, creds, queue: 'bench', target: 'bench-target', targetUrl: receiver.url });
@@ -109,10 +105,8 @@ async function main() {
 
   // 1. Ingress only.
   const variants = [
-    { name: 't1-guard', label: 'threads 1, guard on', guard: true, threadCount: 1 },
-    { name: `t${threads}-guard`, label: `threads ${threads}, guard on (one acceptor)`, guard: true, threadCount: threads },
-    { name: `t${threads}-reuseport`, label: `threads ${threads}, guard off (SO_REUSEPORT)`, guard: false, threadCount: threads },
-    { name: 't1-off', label: 'threads 1, guard off', guard: false, threadCount: 1 },
+    { name: 't1', label: 'threads 1', threadCount: 1 },
+    { name: `t${threads}`, label: `threads ${threads} (SO_REUSEPORT)`, threadCount: threads },
   ];
   const ingress = Object.fromEntries(variants.map((v) => [v.name, { ...v, accepted: 0, seconds: 0, p99: [], cpuS: 0 }]));
   for (let round = 0; round < rounds; round++) {
@@ -141,7 +135,7 @@ async function main() {
   for (const threadCount of [1, threads]) {
     const name = `e2e-t${threadCount}`;
     const topic = `sg-bench-${runId}-${name}`;
-    const node = await startStreamgate({ name, env: await env(name, { guard: true, threadCount, topic }), port: await freePort(), logFile: join(workDir, `${name}.log`) });
+    const node = await startStreamgate({ name, env: await env(name, { threadCount, topic }), port: await freePort(), logFile: join(workDir, `${name}.log`) });
     await load(node.base, Math.max(options.warmup, 3));
     // Let the warm-up drain, then count from a quiet receiver.
     await receiver.waitForUnique(Number.MAX_SAFE_INTEGER, 3_000);
@@ -160,7 +154,7 @@ async function main() {
     await stopChild(node.child);
   }
 
-  const one = ingress['t1-guard'];
+  const one = ingress.t1;
   const rate = (e) => e.accepted / e.seconds;
   const lines = [
     '# A threaded node against one thread (bench/threads.mjs)',
@@ -172,16 +166,14 @@ async function main() {
     '## Ingress only (`--roles ingress`)',
     '',
     table(
-      ['variant', 'accepted ev/s', `vs threads 1 guard on`, 'p99 ms (per round)', 'streamgate CPU µs/event', 'busiest threads, % of a core (last round)'],
+      ['variant', 'accepted ev/s', 'vs threads 1', 'p99 ms (per round)', 'streamgate CPU µs/event', 'busiest threads, % of a core (last round)'],
       variants.map((v) => {
         const e = ingress[v.name];
         return [v.label, int(rate(e)), pct(rate(e) / rate(one)), e.p99.join(' / '), int((e.cpuS * 1e6) / Math.max(1, e.accepted)), e.threadsCpu];
       }),
     ),
     '',
-    `- one acceptor vs SO_REUSEPORT at ${threads} threads: ${pct(rate(ingress[`t${threads}-guard`]) / rate(ingress[`t${threads}-reuseport`]))} of the events/s`,
-    '',
-    '## End to end, all roles, header guard on',
+    '## End to end, all roles',
     '',
     table(
       ['threads', 'accepted ev/s', 'p99 ms', 'delivered ev/s', 'delivered / accepted', 'streamgate CPU %', 'CPU µs per delivered event', 'busiest threads, % of a core'],

@@ -28,9 +28,13 @@ export function forkChild(name, modulePath, args = [], options = {}) {
   return track(fork(modulePath, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], ...options }), name);
 }
 
-/** A Node child without IPC (the streamgate CLI), stdout/stderr piped to the caller. */
-export function spawnNode(name, args, options = {}) {
-  return track(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options }), name);
+/**
+ * A Node child without IPC (the streamgate CLI), stdout/stderr piped to the
+ * caller. `node`: the node binary (default: the one running the bench), e.g.
+ * an older build's on the Node it needs.
+ */
+export function spawnNode(name, args, { node = process.execPath, ...options } = {}) {
+  return track(spawn(node, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options }), name);
 }
 
 /** Resolves with the first IPC message of `type`; rejects if the child exits first. */

@@ -109,7 +109,7 @@ function threadSeconds(pid) {
 
 /**
  * Per-thread CPU of one process over a phase, to tell which thread a cost is
- * on (e.g. the header guard's worker against the main thread). Returns stop()
+ * on (e.g. a validation pool's workers against the main thread). Returns stop()
  * -> { main, '<comm>': ... } in % of one core: the main thread (tid = pid)
  * apart, the others summed by thread name (worker threads are all "node";
  * V8 and libuv helpers have their own names).

@@ -38,16 +38,10 @@ function loadProblems(name, load) {
 /** What concerns the run as a whole: the baseline and the load generator. */
 export function baselineObservations({ options, baseline }) {
   const notes = loadProblems('baseline', baseline);
-  if (options.pipelining > 1) {
-    // Seen on uWebSockets.js 20.30 (unofficial build): when a pipelined request is
-    // answered from a later tick (streamgate answers after the log's ack), uWS sends
-    // nothing and stops reading that socket; the bare baseline answers synchronously
-    // and is unaffected. Upstream calls async pipelining unsupported.
-    notes.push('pipelining > 1: uWebSockets.js does not support answering pipelined requests asynchronously; streamgate figures with pipelining are not comparable to the baseline.');
-  }
-  notes.push(`CPU, % of one core, during baseline load: ${cpuText(baseline.cpu)}`);
+  if (baseline.own) notes.push(...loadProblems('baseline (own server)', baseline.own));
+  notes.push(`CPU, % of one core, during baseline load: ${cpuText(baseline.cpu)}${baseline.own ? `; own server: ${cpuText(baseline.own.cpu)}` : ''}`);
   if (baseline.cpu.autocannon >= 90) {
-    notes.push('autocannon used a whole core during the baseline: the baseline is bounded by the load generator, so the real uWS ceiling is higher and the ratio flatters streamgate.');
+    notes.push('autocannon used a whole core during the baseline: the baseline is bounded by the load generator, so the real node:http ceiling is higher and the ratio flatters streamgate.');
   }
   return notes;
 }

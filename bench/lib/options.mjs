@@ -11,7 +11,7 @@ const SPEC = {
   // seconds of measured load per load phase (baseline, ingress-only, end-to-end)
   duration: { env: 'BENCH_DURATION', def: 10, quick: 3, min: 1 },
   connections: { env: 'BENCH_CONNECTIONS', def: 50, min: 1 },
-  // >1 stalls streamgate: uWS cannot answer pipelined requests asynchronously (see lib/findings.mjs)
+  // requests a connection sends before reading answers; streamgate answers them in order, one dispatched at a time (src/http/connection.ts)
   pipelining: { env: 'BENCH_PIPELINING', def: 1, min: 1 },
   // requests/s in total (autocannon overallRate); 0 = as fast as answers come. A fixed rate makes CPU per
   // event comparable between builds on a busy box: fixed per-second costs are spread over the same count

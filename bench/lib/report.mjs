@@ -57,7 +57,12 @@ export function renderReport(r) {
   p('', '## Summary', '');
   p('CPU is the streamgate process alone (every thread), from /proc/<pid>/stat over the measured window; per event = that CPU / events accepted (ingress) or delivered (the others). Peak RSS is the process high-water mark (VmHWM).', '');
   p(table(['phase', 'threads', 'events/s', 'p99 ms', 'CPU (% of a core)', 'CPU µs / event', 'peak RSS MB', 'notes'], all.map(summaryRow)));
-  if (r.baseline) p('', `Baseline (bare uWebSockets.js answering 202 at once, same load): ${int(r.baseline.acceptedPerS)} ev/s, p99 ${ms(r.baseline.p99)} ms.`);
+  if (r.baseline) {
+    const perRequest = (x) => (x.cpu?.server == null || !x.acceptedPerS ? '–' : (((x.cpu.server / 100) * 1e6) / x.acceptedPerS).toFixed(1));
+    p('', `Baseline (bare node:http answering 202 at once, same load): ${int(r.baseline.acceptedPerS)} ev/s, p99 ${ms(r.baseline.p99)} ms, ${perRequest(r.baseline)} µs server CPU/request.`);
+    const own = r.baseline.own;
+    if (own) p('', `Bare streamgate HttpServer (our parser, a trivial dispatch answering 202, same load): ${int(own.acceptedPerS)} ev/s, p99 ${ms(own.p99)} ms, ${perRequest(own)} µs server CPU/request.`);
+  }
 
   p('', '## (a) Ingress only (`--roles ingress`; accepted = 2xx; latency over 2xx, 1 ms resolution)', '');
   p(

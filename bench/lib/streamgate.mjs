@@ -47,17 +47,21 @@ export async function bootstrapTenant(env) {
  * Starts `streamgate start` as a child and resolves once GET /readyz says 200.
  * Rejects (with the log file's name) if it exits or is not ready in time.
  */
-export async function startStreamgate({ name, env, port, roles, threads = 1, logFile, nodeArgs = [], timeoutMs = 60_000, cli = CLI }) {
+export async function startStreamgate({ name, env, port, roles, threads = 1, logFile, nodeArgs = [], timeoutMs = 60_000, cli = CLI, node = process.execPath }) {
   // nodeArgs: e.g. ['--cpu-prof'] when digging into a slow phase (not allowed in NODE_OPTIONS).
   // `--threads` only when it is not 1 (today's behaviour), so builds whose CLI
   // does not know the flag still run every single-thread phase.
-  // cli: another build's dist/cli.js, for an A/B of two builds in one run (bench/cpu-ab.mjs).
+  // cli: another build's dist/cli.js, for an A/B of two builds in one run (bench/cpu-ab.mjs, bench/server-ab.mjs);
+  // node: the node binary that runs it (an older build may need an older Node).
   // The heap cap `npm start` gives each thread (config/start.sh), so the bench measures what users run.
   const heapMb = process.env.STREAMGATE_MAX_HEAP_MB ?? '256';
   const heap = heapMb === '0' ? [] : [`--max-old-space-size=${heapMb}`];
   const args = [...heap, ...nodeArgs, cli, 'start', ...(roles ? ['--roles', roles.join(',')] : []), ...(threads !== 1 ? ['--threads', String(threads)] : [])];
   const startedAt = performance.now();
-  const child = spawnNode(name, args, { env: { ...env, PORT: String(port) } });
+  // STREAMGATE_THREADS too (unless the caller set it): the config's default (server.threads 0) is
+  // as many threads as cores, so without it a `threads 1` phase would run a threaded node. A build
+  // that does not know the variable ignores it.
+  const child = spawnNode(name, args, { node, env: { ...env, PORT: String(port), STREAMGATE_THREADS: env.STREAMGATE_THREADS ?? String(threads) } });
   const logs = tapLogs(child, logFile);
   const base = `http://127.0.0.1:${port}`;
   const until = Date.now() + timeoutMs;

@@ -15,7 +15,7 @@ export async function withNode(ctx, { label, env, roles, threads }, body) {
   let sg;
   try {
     sg = await startStreamgate({
-      name: label, env: { ...ctx.env, ...env }, port: await freePort(), roles, threads, nodeArgs, cli: ctx.cli,
+      name: label, env: { ...ctx.env, ...env }, port: await freePort(), roles, threads, nodeArgs, cli: ctx.cli, node: ctx.node,
       logFile: join(ctx.workDir, `${label}.log`),
     });
   } catch (err) {

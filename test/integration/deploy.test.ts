@@ -84,9 +84,10 @@ queues:
 targets:
   nowhere: { url: ftp://example.com }
 `);
-  t.equal(bad.code, 1);
-  t.match(bad.out, /failed\s+queues\.broken\s+queues\.broken\.hopBudget: must be an integer/);
-  t.match(bad.out, /failed\s+targets\.nowhere\s+targets\.nowhere\.url:/);
+  // What the CLI said on stderr goes with a failure: a crash and a refusal both exit 1.
+  t.equal(bad.code, 1, `stderr: ${bad.err}`);
+  t.match(bad.out, /failed\s+queues\.broken\s+queues\.broken\.hopBudget: must be an integer/, `stderr: ${bad.err}`);
+  t.match(bad.out, /failed\s+targets\.nowhere\s+targets\.nowhere\.url:/, `stderr: ${bad.err}`);
   const malformed = await deploy('queues: [1, 2]\nbogus: true\n');
   t.equal(malformed.code, 2);
   t.match(malformed.err, /queues: must be a mapping/);

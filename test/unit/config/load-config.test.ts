@@ -173,3 +173,17 @@ t.test('kafka.producer knobs: defaults, bounds, and an idempotency reservation t
   t.match((thrownBy({ STREAMGATE_CONFIG: tooShort, KAFKA_BROKERS: 'k:9092' }) as Error | null)?.message, /ingress\.idempotencyPendingTtlMs: must exceed .* 60000 ms/);
   t.equal(thrownBy({ STREAMGATE_CONFIG: tooShort }), null, 'no rule without Kafka (the embedded log appends at once)');
 });
+
+t.test('server.headerGuard was removed: a file or the environment that still sets it is refused, naming it', async (t) => {
+  for (const env of [{ STREAMGATE_CONFIG: yamlFile('server:\n  headerGuard: false\n') }, { STREAMGATE_HEADER_GUARD: 'true' }]) {
+    const err = thrownBy(env);
+    t.type(err, ConfigError, JSON.stringify(Object.keys(env)));
+    t.match((err as Error).message, /server\.headerGuard: .*was removed/);
+  }
+});
+
+t.test('the slow-client deadlines have their documented defaults and bounds', async (t) => {
+  const cfg = loadConfig({});
+  t.same([cfg.server.headTimeoutMs, cfg.server.bodyTimeoutMs, cfg.server.idleTimeoutMs], [10_000, 30_000, 10_000]);
+  t.match((thrownBy({ STREAMGATE_CONFIG: yamlFile('server:\n  headTimeoutMs: 10\n') }) as Error).message, /server\.headTimeoutMs: must be between 1000/);
+});

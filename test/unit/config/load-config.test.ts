@@ -175,7 +175,8 @@ t.test('kafka.producer knobs: defaults, bounds, and an idempotency reservation t
 });
 
 t.test('server.headerGuard was removed: a file or the environment that still sets it is refused, naming it', async (t) => {
-  for (const env of [{ STREAMGATE_CONFIG: yamlFile('server:\n  headerGuard: false\n') }, { STREAMGATE_HEADER_GUARD: 'true' }]) {
+  const envs: Array<Record<string, string>> = [{ STREAMGATE_CONFIG: yamlFile('server:\n  headerGuard: false\n') }, { STREAMGATE_HEADER_GUARD: 'true' }];
+  for (const env of envs) {
     const err = thrownBy(env);
     t.type(err, ConfigError, JSON.stringify(Object.keys(env)));
     t.match((err as Error).message, /server\.headerGuard: .*was removed/);

@@ -39,7 +39,7 @@ export interface Exchange {
    */
   ingress: IngressOutcome;
   /** The whole body (the server dispatches a request once it has been read); rejects with 413 over the route's limit. */
-  body: Promise<Buffer>;
+  readonly body: Promise<Buffer>;
   /** The client went away before the answer: nothing will be sent. */
   aborted: boolean;
   answered: boolean;
@@ -133,10 +133,6 @@ export class ServerExchange implements Exchange {
       }
     }
     return this.bodyPromise;
-  }
-
-  set body(value: Promise<Buffer>) {
-    this.bodyPromise = value;
   }
 
   /** The connection is gone: the handler may still finish, but nothing is written. */

@@ -1,5 +1,5 @@
 // The PROXY protocol header (HAProxy's spec, versions 1 and 2) a load balancer puts first on a connection.
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIPv6 } from 'node:net';
 
 /**
  *   v1: "PROXY TCP4 <src> <dst> <sport> <dport>\r\n"  (text, at most 107 bytes; TCP6, or UNKNOWN …)
@@ -110,13 +110,7 @@ function ipv6Text(bytes: Buffer): string {
   if (mapped) return `${bytes[12]}.${bytes[13]}.${bytes[14]}.${bytes[15]}`;
   const groups: string[] = [];
   for (let i = 0; i < 16; i += 2) groups.push(bytes.readUInt16BE(i).toString(16));
-  const text = groups.join(':');
-  // Compress the longest run of zero groups (RFC 5952), as Node writes addresses: of runs as
-  // long, the first. Ranked by zero groups, not by the match's length: a run at either end
-  // matches one colon fewer, and `0:0:1:0:0:…` came out `0:0:1::…` instead of `::1:0:0:…`.
-  const zeros = (run: RegExpExecArray) => run[0].replaceAll(':', '').length;
-  const runs = [...text.matchAll(/(?:^|:)0(?::0)+(?::|$)/g)].sort((a, b) => zeros(b) - zeros(a));
-  const longest = runs[0];
-  const compact = longest ? `${text.slice(0, longest.index)}::${text.slice(longest.index + longest[0].length)}` : text;
-  return isIPv6(compact) || isIPv4(compact) ? compact : text;
+  // The URL serializer writes the canonical form (RFC 5952: the first longest run of zero groups
+  // as `::`, lower case), the one Node gives socket addresses in.
+  return new URL(`http://[${groups.join(':')}]/`).hostname.slice(1, -1);
 }

@@ -32,29 +32,22 @@ export interface CheckResult {
  */
 export type Check = (signal: AbortSignal) => Promise<Record<string, unknown> | void>;
 
-/**
- * What a check throws while the part of the node it watches is still coming
- * up as planned (a threaded node's other threads): /readyz shows the check
- * failing, but the log stays quiet, as it does for the start itself.
- */
-export class StillStarting extends Error {
+/** What a check throws to fail with details shown beside its error (a threaded node's `failing` names). */
+export class CheckFailed extends Error {
   constructor(
     message: string,
-    readonly details?: Record<string, unknown>,
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
   }
 }
 
-/** What a check throws to fail with details shown beside its error (a threaded node's `failing` names). */
-export class CheckFailed extends Error {
-  constructor(
-    message: string,
-    readonly details: Record<string, unknown>,
-  ) {
-    super(message);
-  }
-}
+/**
+ * What a check throws while the part of the node it watches is still coming
+ * up as planned (a threaded node's other threads): /readyz shows the check
+ * failing, but the log stays quiet, as it does for the start itself.
+ */
+export class StillStarting extends CheckFailed {}
 
 export interface ReadinessOptions {
   intervalMs: number;
@@ -181,7 +174,7 @@ export class Readiness {
       (details): CheckResult => ({ ...(details ?? {}), ok: true, latencyMs: elapsed() }),
       (err: unknown): CheckResult => {
         starting = err instanceof StillStarting;
-        const details = err instanceof CheckFailed || err instanceof StillStarting ? (err as { details?: Record<string, unknown> }).details : undefined;
+        const details = err instanceof CheckFailed ? err.details : undefined;
         return { ...details, ok: false, latencyMs: elapsed(), error: err instanceof Error ? err.message : String(err) };
       },
     );

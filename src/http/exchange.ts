@@ -2,10 +2,9 @@ import { errorEnvelope, ServiceError } from '../errors.js';
 import { answeredChannel } from '../observability/channels.js';
 import type { RequestHead } from './parser/parsed-head.js';
 import { requestIdOf } from './request-id.js';
-import { responseHead } from './response-head.js';
+import { responseHead, type ResponseHeaders } from './response-head.js';
 
-/** Response fields by name; an array sends the field once per value (Set-Cookie). */
-export type ResponseHeaders = Readonly<Record<string, string | readonly string[]>>;
+export type { ResponseHeaders };
 
 /**
  * One HTTP exchange: the request the connection read (src/http/connection.ts)

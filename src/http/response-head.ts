@@ -1,5 +1,7 @@
-import type { ResponseHeaders } from './exchange.js';
 import { statusLine } from './status-line.js';
+
+/** Response fields by name; an array sends the field once per value (Set-Cookie). */
+export type ResponseHeaders = Readonly<Record<string, string | readonly string[]>>;
 
 /**
  * The Date field (RFC 9110 §6.6.1: an origin server with a clock sends it),

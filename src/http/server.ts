@@ -51,6 +51,8 @@ export class HttpServer implements ConnectionHost {
   /** The coarse clock the connections stamp their traffic with (ms, advanced by the sweep). */
   private clock = Date.now();
   private readonly trusted: NetworkSet | null;
+  /** Ends the drain under way (null when none). */
+  private drainEnd: (() => void) | null = null;
 
   constructor(private readonly options: HttpServerOptions) {
     const { events, other } = options.bodyLimits;
@@ -112,6 +114,9 @@ export class HttpServer implements ConnectionHost {
    */
   drain(idleMs: number, deadline: number): Promise<void> {
     return new Promise((resolve) => {
+      // A drain begun while another runs ends the first (its awaiter goes on), as does destroyAll():
+      // whoever awaits a drain is never left waiting on an interval someone else cleared.
+      this.drainEnd?.();
       if (this.sweeper) clearInterval(this.sweeper);
       // The connections' last activity is stamped with the coarse clock, up to a sweep (1 s)
       // old: measured from it alone, a connection a client used a few ms ago could look idle
@@ -128,10 +133,16 @@ export class HttpServer implements ConnectionHost {
           if (connection.open) open++;
         }
         if (open > 0 && this.clock < deadline) return;
+        end();
+      };
+      const end = () => {
+        if (this.drainEnd !== end) return;
+        this.drainEnd = null;
         if (this.sweeper) clearInterval(this.sweeper);
         this.sweeper = setInterval(() => this.sweep(), SWEEP_MS).unref();
         resolve();
       };
+      this.drainEnd = end;
       // Not unref'd, unlike the sweep: the drain ends by its deadline, and whoever awaits it (the
       // node's shutdown, which then closes the backends) must go on even when these sockets were
       // the last thing keeping the process alive; unref'd, the process exited mid-await.
@@ -142,6 +153,7 @@ export class HttpServer implements ConnectionHost {
 
   /** Ends every connection at once (after the drain). */
   destroyAll(): void {
+    this.drainEnd?.();
     for (const connection of this.connections) connection.destroy();
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = null;

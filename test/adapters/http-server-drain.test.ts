@@ -171,3 +171,18 @@ t.test("the slow-client deadlines still run during a drain: a slowloris does not
   t.equal((await slow.ended).how, 'fin');
   t.same(answers(slow).map((r) => r.code), ['request_timeout'], 'its 408');
 });
+
+t.test('a drain cut short by destroyConnections (or by a second drain) still returns to whoever awaits it', async (t) => {
+  const { listener, router } = await drainable();
+  const stuck = await open(listener.port, get('/never'));
+  await sleep(50);
+  const startedAt = stopAccepting(listener, router);
+  const first = listener.drainConnections(startedAt + 60_000);
+  const second = listener.drainConnections(startedAt + 60_000);
+  await first;
+  t.ok(Date.now() - startedAt < 1_000, 'the first drain returned when the second began');
+  setTimeout(() => listener.destroyConnections(), 100);
+  await second;
+  t.ok(Date.now() - startedAt < 2_000, 'the second returned at destroyConnections, not at its 60 s deadline');
+  await stuck.ended;
+});

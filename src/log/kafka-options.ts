@@ -46,13 +46,16 @@ export type FetchResponse = Awaited<ReturnType<Consumer['fetch']>>;
 /**
  * Closes a client without throwing: a consumer first leaves its group (the
  * partitions move at once); when that fails (broker away), it is closed
- * anyway, leaving the broker to notice at the session timeout.
+ * anyway, leaving the broker to notice at the session timeout. `force` skips
+ * the polite part (a producer the writer gave up on: its retries stop now).
  */
-export async function closeClient(client: Pick<Base, 'close'>): Promise<void> {
+export async function closeClient(client: Pick<Base, 'close'>, force = false): Promise<void> {
+  const forced = () => new Promise<void>((resolve) => (client as unknown as { close(force: boolean, cb: () => void): void }).close(true, () => resolve()));
+  if (force) return forced();
   try {
     await client.close();
   } catch {
-    await new Promise<void>((resolve) => (client as unknown as { close(force: boolean, cb: () => void): void }).close(true, () => resolve()));
+    await forced();
   }
 }
 

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { compatibilityPartitioner, ProduceAcks, Producer, type MessageToProduce } from '@platformatic/kafka';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
@@ -19,13 +18,16 @@ interface Waiting {
   reject: (err: Error) => void;
 }
 
-/**
- * Sends the library retries itself before ours: the same request with the
- * same producer id and sequence numbers, so the broker drops a copy it already
- * stored. Once the library gives up it forgets its producer id (2.x), and our
- * resends go under a new one.
- */
-const LIBRARY_RETRIES = 3;
+/** Why the writer stopped a library call before it ended by itself. */
+type Ending =
+  | { kind: 'deadline' }
+  | { kind: 'unreachable'; silentMs: number }
+  /** An error no retry can fix (authentication, TLS, a refused request): the library would retry some of them. */
+  | { kind: 'fatal'; error: unknown };
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown } | { ok: false; ending: Ending };
+
+type KafkaProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
 
 /**
  * Appends events to Kafka through @platformatic/kafka's idempotent producer
@@ -43,20 +45,28 @@ const LIBRARY_RETRIES = 3;
  * out of order when the first failed, and be stored, under the new producer
  * id, before the first one's resend.
  *
- * A flush whose answer is lost (connection cut, timeout) is sent again as it
- * was by the library (same numbers: the broker keeps the first copy and
- * acknowledges the repeat), then by us until kafka.producer.retryMs. Ours go
- * under a new producer id, which the library takes itself after a failed
- * send: a record the broker stored from a request whose every answer was lost
- * can then be stored twice (at least once; delivery is at-least-once anyway).
- * When the broker answered for some partitions and refused others, only the
- * refused records go again.
+ * A flush whose answer is lost (connection cut, timeout, leader moving) is
+ * sent again by the library, as it was: same producer id, same numbers, so
+ * the broker keeps the first copy and acknowledges the repeat. The library
+ * retries without limit; the writer ends it: at the oldest record's
+ * kafka.producer.retryMs, at the first failure once no broker has answered for
+ * kafka.producer.unreachableMs, or at an error no retry fixes. Ending it means
+ * closing that producer (its pending retries stop, so nothing of the flush is
+ * sent afterwards) and taking a fresh one for the next flush. Records are thus
+ * stored once across any cut shorter than the writer's patience; only a
+ * request whose every answer was lost and that the writer then gave up on
+ * (503) may still have been stored.
+ *
+ * When a broker answered for some partitions and refused others, only the
+ * refused records fail (or go again when the refusal is retriable).
  *
  * Records are keyed by partition key and placed as Kafka's Java client would
  * (murmur2, the library's compatibility partitioner).
  */
 export class KafkaWriter implements EventLogWriter {
-  private readonly producer: Producer<Buffer, Buffer, Buffer, Buffer>;
+  private producer: KafkaProducer;
+  private readonly settings: Readonly<Config['kafka']>;
+  private readonly security: KafkaSecurity;
   private readonly options: Readonly<Config['kafka']['producer']>;
   private readonly topic: string;
   private readonly log: Logger;
@@ -65,16 +75,36 @@ export class KafkaWriter implements EventLogWriter {
   private immediate: NodeJS.Immediate | null = null;
   private sending: Promise<void> | null = null;
   private closed = false;
-  /** Since when no broker answered any of our sends (refused, reset, timed out); null once one does. */
+  /** Since when no broker answered any of our requests (refused, reset or timed out); null once one does. */
   private unreachableSince: number | null = null;
+  /** The last failure the library retried: what a deadline's message names. */
+  private lastFailure: unknown = null;
+  /** Ends the library call in progress (run()); null when none is. */
+  private interrupt: ((ending: Ending) => void) | null = null;
+  /** Whether the call in progress ends at the first failure once brokers are unreachable. */
+  private failFast = false;
+  /** Producers given up on, still closing. */
+  private readonly retiring = new Set<Promise<void>>();
   private roundRobin = Math.floor(Math.random() * 0x7fffffff);
 
   constructor(settings: Readonly<Config['kafka']>, log: Logger, security: KafkaSecurity = {}) {
+    this.settings = settings;
+    this.security = security;
     this.options = settings.producer;
     this.topic = settings.topic;
     this.log = log.child({ component: 'kafka-writer', topic: settings.topic });
-    this.producer = new Producer({
-      ...kafkaClientOptions(settings, security, LIBRARY_RETRIES),
+    this.producer = this.newProducer();
+  }
+
+  private newProducer(): KafkaProducer {
+    const producer: KafkaProducer = new Producer({
+      ...kafkaClientOptions(this.settings, this.security, 0),
+      // Until the writer ends the call: each retry is the same request (same numbers).
+      retries: true,
+      retryDelay: (client: object, operation: string, attempt: number, _retries: number, error: Error) => {
+        if (client === this.producer) this.noteFailure(error, operation, attempt);
+        return backoffDelay(attempt - 1, KAFKA_BACKOFF);
+      },
       idempotent: true,
       acks: ProduceAcks.ALL,
       // Keyed: the Java client's murmur2. Without a key: round-robin (the library's
@@ -83,10 +113,59 @@ export class KafkaWriter implements EventLogWriter {
       // Retried on a metadata refresh by the library when a leader moved.
       repeatOnStaleMetadata: true,
     });
-    // The library's own resends (same request, same sequence numbers), for whoever debugs a slow append.
-    (this.producer as unknown as NodeJS.EventEmitter).on('client:performWithRetry:retry', (operation: string, attempt: number) =>
-      this.log.debug({ operation, attempt: attempt + 1 }, 'Kafka request failed; the client is retrying it'),
+    return producer;
+  }
+
+  /** A failed attempt of the library call in progress: decides whether the writer ends it. */
+  private noteFailure(error: Error, operation: string, attempt: number): void {
+    this.lastFailure = error;
+    // A protocol error is an answer: some broker is there. Only silence counts as unreachable.
+    if (kafkaErrorIds(error).length > 0) this.unreachableSince = null;
+    else this.unreachableSince ??= Date.now();
+    if (brokerErrorChannel.hasSubscribers) brokerErrorChannel.publish({ operation: 'produce', errorCodes: kafkaErrorIds(error), retrying: true } satisfies BrokerErrorMessage);
+    this.log[attempt === 1 ? 'warn' : 'debug']({ operation, attempt, err: kafkaErrorText(error) }, 'Kafka request failed; the client is retrying it');
+    if (!isRetriableKafkaError(error)) {
+      this.interrupt?.({ kind: 'fatal', error });
+      return;
+    }
+    const silentMs = this.unreachableFor();
+    if (silentMs !== null && this.failFast) this.interrupt?.({ kind: 'unreachable', silentMs });
+  }
+
+  /**
+   * Runs one library call on the current producer until it settles, or until
+   * the writer ends it (deadline, brokers unreachable, an error no retry
+   * fixes): then that producer is closed, which stops its retries, and a fresh
+   * one takes its place.
+   */
+  private async run<T>(call: (producer: KafkaProducer) => Promise<T>, deadline: number, failFast: boolean): Promise<Outcome<T>> {
+    const producer = this.producer;
+    let timer: NodeJS.Timeout | undefined;
+    const ended = new Promise<Ending>((resolve) => {
+      this.interrupt = resolve;
+      timer = setTimeout(() => resolve({ kind: 'deadline' }), Math.max(0, deadline - Date.now()));
+    });
+    this.failFast = failFast;
+    // Already silent: the first failure ends it (noteFailure), as for every call after the first.
+    const settled = call(producer).then(
+      (value): Outcome<T> => ({ ok: true, value }),
+      (error: unknown): Outcome<T> => ({ ok: false, error }),
     );
+    try {
+      const outcome = await Promise.race([settled, ended.then((ending): Outcome<T> => ({ ok: false, ending }))]);
+      if ('ending' in outcome) this.retire(producer);
+      return outcome;
+    } finally {
+      clearTimeout(timer);
+      this.interrupt = null;
+    }
+  }
+
+  /** Closes a producer the writer gave up on (its retries stop) and takes a fresh one. */
+  private retire(producer: KafkaProducer): void {
+    if (this.producer === producer) this.producer = this.newProducer();
+    const closing = closeClient(producer, true).finally(() => this.retiring.delete(closing));
+    this.retiring.add(closing);
   }
 
   /**
@@ -94,17 +173,16 @@ export class KafkaWriter implements EventLogWriter {
    * brokers until retryMs: a node started with its broker waits for it.
    */
   async connect(): Promise<void> {
-    const deadline = Date.now() + this.options.retryMs;
-    for (let failures = 0; ; failures++) {
-      try {
-        await this.producer.initIdempotentProducer({});
-        await this.producer.metadata({ topics: [this.topic] });
-        return;
-      } catch (err) {
-        if (!isRetriableKafkaError(err) || Date.now() >= deadline) throw err;
-      }
-      await sleep(Math.min(backoffDelay(failures, KAFKA_BACKOFF), Math.max(0, deadline - Date.now())));
+    const outcome = await this.run(async (producer) => {
+      await producer.initIdempotentProducer({});
+      await producer.metadata({ topics: [this.topic] });
+    }, Date.now() + this.options.retryMs, false);
+    if (outcome.ok) {
+      this.unreachableSince = null;
+      return;
     }
+    if ('error' in outcome) throw outcome.error;
+    throw outcome.ending.kind === 'fatal' ? outcome.ending.error : (this.lastFailure ?? new Error(`no answer from Kafka within kafka.producer.retryMs (${this.options.retryMs} ms)`));
   }
 
   append(record: EventRecord): Promise<void> {
@@ -177,46 +255,44 @@ export class KafkaWriter implements EventLogWriter {
     const deadline = batch[0]!.at + this.options.retryMs;
     let todo = batch;
     for (let attempt = 1; ; attempt++) {
-      let failure: unknown;
-      try {
-        // After a failed send the library has dropped its producer id: send() takes a new one first.
-        await this.producer.send({ messages: todo.map((r): MessageToProduce<Buffer, Buffer, Buffer, Buffer> => ({ topic: this.topic, key: r.key, value: r.value })) });
+      const messages = todo.map((r): MessageToProduce<Buffer, Buffer, Buffer, Buffer> => ({ topic: this.topic, key: r.key, value: r.value }));
+      const outcome = await this.run((producer) => producer.send({ messages }), deadline, true);
+      if (outcome.ok) {
         this.unreachableSince = null;
         for (const r of todo) r.resolve();
         if (produceChannel.hasSubscribers) produceChannel.publish({ records: batch.length, attempts: attempt, ok: true } satisfies ProduceMessage);
         return;
-      } catch (err) {
-        failure = err;
       }
-      // A protocol error is an answer: some broker is there. Only silence counts as unreachable.
-      if (kafkaErrorIds(failure).length > 0) this.unreachableSince = null;
-      else this.unreachableSince ??= Date.now();
-      const { accepted, refused } = this.splitByAnswer(todo, failure);
-      for (const r of accepted) r.resolve();
-      todo = refused;
-      if (todo.length === 0) {
-        if (produceChannel.hasSubscribers) produceChannel.publish({ records: batch.length, attempts: attempt, ok: true } satisfies ProduceMessage);
-        return;
+      let failure: unknown;
+      let why: string;
+      if ('ending' in outcome) {
+        const ending = outcome.ending;
+        failure = ending.kind === 'fatal' ? ending.error : this.lastFailure;
+        why = ending.kind === 'deadline'
+          ? ` within kafka.producer.retryMs (${this.options.retryMs} ms)`
+          : ending.kind === 'unreachable' ? ` (no broker has answered for ${ending.silentMs} ms)` : '';
+      } else {
+        // The library stopped by itself: an answer it does not retry, or a
+        // retriable one after it took a new producer id (then we go again).
+        failure = outcome.error;
+        if (kafkaErrorIds(failure).length > 0) this.unreachableSince = null;
+        const { accepted, refused } = this.splitByAnswer(todo, failure);
+        for (const r of accepted) r.resolve();
+        todo = refused;
+        if (todo.length === 0) {
+          if (produceChannel.hasSubscribers) produceChannel.publish({ records: batch.length, attempts: attempt, ok: true } satisfies ProduceMessage);
+          return;
+        }
+        if (isRetriableKafkaError(failure) && Date.now() < deadline) continue;
+        why = isRetriableKafkaError(failure) ? ` within kafka.producer.retryMs (${this.options.retryMs} ms)` : '';
       }
-      const text = kafkaErrorText(failure);
-      const unreachable = this.unreachableFor();
-      const givingUp = !isRetriableKafkaError(failure) || Date.now() >= deadline || unreachable !== null;
-      if (brokerErrorChannel.hasSubscribers) brokerErrorChannel.publish({ operation: 'produce', errorCodes: kafkaErrorIds(failure), retrying: !givingUp } satisfies BrokerErrorMessage);
-      if (givingUp) {
-        const why = !isRetriableKafkaError(failure)
-          ? ''
-          : unreachable !== null
-            ? ` (no broker has answered for ${unreachable} ms)`
-            : ` within kafka.producer.retryMs (${this.options.retryMs} ms)`;
-        const err = new Error(`Kafka did not acknowledge ${todo.length} record(s) for topic ${this.topic}${why}: ${text}`, { cause: failure });
-        this.log.error({ records: todo.length, attempts: attempt, err, reason: text }, 'Kafka produce failed for good');
-        for (const r of todo) r.reject(err);
-        if (produceChannel.hasSubscribers) produceChannel.publish({ records: batch.length, attempts: attempt, ok: false } satisfies ProduceMessage);
-        return;
-      }
-      const backoffMs = backoffDelay(attempt - 1, KAFKA_BACKOFF);
-      this.log[attempt === 1 ? 'warn' : 'debug']({ records: todo.length, attempt, backoffMs, err: text }, 'Kafka produce failed; retrying');
-      await sleep(Math.min(backoffMs, Math.max(0, deadline - Date.now())));
+      const text = failure === null ? 'no answer' : kafkaErrorText(failure);
+      if (brokerErrorChannel.hasSubscribers) brokerErrorChannel.publish({ operation: 'produce', errorCodes: kafkaErrorIds(failure), retrying: false } satisfies BrokerErrorMessage);
+      const err = new Error(`Kafka did not acknowledge ${todo.length} record(s) for topic ${this.topic}${why}: ${text}`, { cause: failure });
+      this.log.error({ records: todo.length, attempts: attempt, err, reason: text }, 'Kafka produce failed for good');
+      for (const r of todo) r.reject(err);
+      if (produceChannel.hasSubscribers) produceChannel.publish({ records: batch.length, attempts: attempt, ok: false } satisfies ProduceMessage);
+      return;
     }
   }
 
@@ -258,6 +334,7 @@ export class KafkaWriter implements EventLogWriter {
       await this.sending;
     }
     await closeClient(this.producer);
+    await Promise.all(this.retiring);
   }
 }
 

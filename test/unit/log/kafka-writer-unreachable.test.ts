@@ -6,32 +6,57 @@ import { createLogger } from '../../../src/observability/logger.js';
 
 /**
  * The writer's answer when no broker answers at all (cluster down or cut
- * off): retries up to kafka.producer.unreachableMs, then each append gives up
- * at its first failed attempt (a 503 within about a second instead of after
- * retryMs), until a broker answers again. The library's producer is replaced
- * by a stand-in whose sends fail as a refused connection does; the real
+ * off): the library's retries go on up to kafka.producer.unreachableMs, then
+ * each append gives up at its first failed attempt (a 503 within about a
+ * second instead of after retryMs), until a broker answers again. The
+ * library's producer is replaced by a stand-in that retries as the library
+ * does (each failure goes through the retryDelay option, until the producer
+ * is closed) and whose requests fail as a refused connection does; the real
  * broker cannot be taken down under a shared test run.
  */
+type RetryDelay = (client: object, operation: string, attempt: number, retries: number, error: Error) => number;
+
 class FakeProducer {
   static down = true;
   /** Requests that went out: producer id requests and sends alike. */
   static attempts = 0;
+  /** Producers the writer closed (gave up on). */
+  static closed = 0;
   readonly connections = new Map();
   readonly currentMetadata = undefined;
+  private readonly retryDelay: RetryDelay;
+  private isClosed = false;
+  constructor(options: { retryDelay: RetryDelay }) {
+    this.retryDelay = options.retryDelay;
+  }
   on(): this {
     return this;
   }
   async initIdempotentProducer(): Promise<object> {
-    FakeProducer.attempts++;
-    if (FakeProducer.down) throw refused();
-    return {};
+    return this.request('initProducerId');
+  }
+  async metadata(): Promise<object> {
+    return this.request('metadata');
   }
   async send(): Promise<object> {
-    FakeProducer.attempts++;
-    if (FakeProducer.down) throw refused();
-    return {};
+    return this.request('produce');
   }
-  async close(): Promise<void> {}
+  /** One library call: retried after each failure until it succeeds or the producer is closed. */
+  private async request(operation: string): Promise<object> {
+    for (let attempt = 1; ; attempt++) {
+      if (this.isClosed) throw Object.assign(new Error('Client is closed.'), { code: 'PLT_KFK_NETWORK', canRetry: false });
+      FakeProducer.attempts++;
+      if (!FakeProducer.down) return {};
+      const delay = this.retryDelay(this, operation, attempt, Infinity, refused());
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+  close(_force?: boolean, done?: () => void): Promise<void> {
+    this.isClosed = true;
+    FakeProducer.closed++;
+    done?.();
+    return Promise.resolve();
+  }
 }
 
 /** What the library throws when the broker refuses the connection: a NetworkError, no protocol answer. */
@@ -73,6 +98,7 @@ t.test('brokers silent: retries until unreachableMs, then every append fails at 
   const second = await timed(w.append(event(2)));
   t.ok(second.error, 'a later append fails too');
   t.equal(FakeProducer.attempts - before, 1, 'after one attempt');
+  t.ok(FakeProducer.closed >= 2, `each producer given up on is closed, so its retries stop (${FakeProducer.closed})`);
   t.ok(second.ms < 1_000, `at once (${second.ms} ms)`);
 
   FakeProducer.down = false;

@@ -2,7 +2,7 @@
  * Second baseline: the least a *durable* Node HTTP ingress can do per
  * request. Like bare-server.mjs it reads the whole body, but before answering
  * 202 it appends the event to Kafka (acks=all) with streamgate's own writer,
- * record encoding and batching (dist/log/kafka-writer.js), keyed by the
+ * record encoding and batching (dist/event-log/kafka/kafka-writer.js), keyed by the
  * request's partition key. No auth, no header checks, no queue lookup: what
  * remains between this and streamgate is streamgate's own per-request work,
  * while the gap between bare-server.mjs and this is the price of writing to
@@ -14,8 +14,8 @@
  */
 import { serveBare } from './lib/bare-http.mjs';
 import { loadConfig } from '../dist/config/load-config.js';
-import { ensureTopic } from '../dist/log/kafka-topic.js';
-import { KafkaWriter } from '../dist/log/kafka-writer.js';
+import { ensureTopic } from '../dist/event-log/kafka/kafka-topic.js';
+import { KafkaWriter } from '../dist/event-log/kafka/kafka-writer.js';
 import { createLogger } from '../dist/observability/logger.js';
 
 const config = loadConfig({}, { kafka: { brokers: (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(','), topic: process.env.BENCH_TOPIC } });

@@ -40,7 +40,7 @@ import { bootstrapTenant, clusterEnv, configureRoute, startStreamgate } from './
 import { startReceiver } from './lib/receiver-client.mjs';
 import { findPid, startCpuMeter } from './lib/cpu.mjs';
 
-const { encodeEvent } = await import(new URL('../dist/log/event-record.js', import.meta.url).href);
+const { encodeEvent } = await import(new URL('../dist/event-log/event-record.js', import.meta.url).href);
 const say = (msg) => process.stderr.write(`[backlog] ${msg}\n`);
 const RESULTS = fileURLToPath(new URL('./results-backlog.md', import.meta.url));
 

@@ -1,6 +1,6 @@
 /**
  * `node bench/kafka-writer.mjs` (after `npm run build`): streamgate's Kafka
- * writer alone (KafkaWriter in dist/log/kafka-writer.js, on
+ * writer alone (KafkaWriter in dist/event-log/kafka/kafka-writer.js, on
  * @platformatic/kafka), in rounds, each round a fresh child process and a
  * fresh topic:
  *

@@ -12,7 +12,7 @@ import { openDatabase } from './node-backends.js';
 import { migrate } from './storage/migrate.js';
 import { bootstrap } from './management/bootstrap.js';
 import { listenNode, type ListeningNode, type RunningNode } from './node.js';
-import { KafkaUnavailableError } from './log/kafka-failure.js';
+import { KafkaUnavailableError } from './event-log/kafka/kafka-failure.js';
 import { DependencyFailedError } from './util/until-up.js';
 import { firstRunMessage } from './management/first-run.js';
 import { applyDeploy } from './deploy/apply-deploy.js';

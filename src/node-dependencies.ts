@@ -6,7 +6,7 @@ import { kafkaCheck, PostgresCheck, redisCheck } from './observability/readiness
 import { RedisCacheStore } from './cache/redis-cache-store.js';
 import { isRetriableRedisError } from './cache/redis-failure.js';
 import { isRetriablePostgresError } from './storage/db-failure.js';
-import { isRetriableKafkaError } from './log/kafka-failure.js';
+import { isRetriableKafkaError } from './event-log/kafka/kafka-failure.js';
 import { DependencyFailedError, untilUp } from './util/until-up.js';
 
 /**

@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { compatibilityPartitioner, ProduceAcks, Producer, stringSerializers } from '@platformatic/kafka';
 
-const { encodeEvent } = await import(new URL('../../dist/log/event-record.js', import.meta.url).href);
+const { encodeEvent } = await import(new URL('../../dist/event-log/event-record.js', import.meta.url).href);
 
 /** Ids of the queue `name` in the bench database, as an event record carries them. */
 export async function queueIds(databaseUrl, name) {

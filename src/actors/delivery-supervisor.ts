@@ -1,4 +1,4 @@
-import type { EventLogReader } from '../log/event-log.js';
+import type { EventLogReader } from '../event-log/event-log.js';
 import type { Logger } from '../observability/logger.js';
 import { PartitionActor, type ActorServices } from './partition-actor.js';
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { encodeEvent, decodeEvent } from '../log/event-record.js';
+import { encodeEvent, decodeEvent } from '../event-log/event-record.js';
 import type { Logger } from '../observability/logger.js';
 import type { LaneRef, ParkedDeliveryRepo, ParkedRow, ParkedRowInput } from '../storage/parked-delivery-repo.js';
 import type { DeliveryStep, StepResult } from './delivery-step.js';

@@ -1,5 +1,5 @@
-import type { LogEntry, PartitionHandler } from '../log/event-log.js';
-import type { EventRecord } from '../log/event-record.js';
+import type { LogEntry, PartitionHandler } from '../event-log/event-log.js';
+import type { EventRecord } from '../event-log/event-record.js';
 import type { AttemptLog } from '../delivery/attempt-log.js';
 import type { Logger } from '../observability/logger.js';
 import type { RouteTable, RouteTarget } from '../routing/route-table.js';

@@ -1,4 +1,4 @@
-import type { EventRecord } from '../log/event-record.js';
+import type { EventRecord } from '../event-log/event-record.js';
 import { forwardedHeaderProblem, isHeaderValue } from '../routing/header-rules.js';
 import type { TargetSettings } from '../routing/target-settings.js';
 

@@ -1,4 +1,4 @@
-import type { EventRecord } from '../log/event-record.js';
+import type { EventRecord } from '../event-log/event-record.js';
 import type { DispatchResult } from './http-dispatcher.js';
 
 type SandboxSpec = NonNullable<EventRecord['sandbox']>;

@@ -1,5 +1,5 @@
 import { TtlCache } from '../cache/ttl-cache.js';
-import type { EventRecord } from '../log/event-record.js';
+import type { EventRecord } from '../event-log/event-record.js';
 import { withQueueDefaults } from '../routing/queue-settings.js';
 import type { QueueLookupRepo } from '../storage/queue-lookup-repo.js';
 import type { SigningKeyRepo } from '../storage/signing-key-repo.js';

@@ -1,5 +1,5 @@
 import { ServiceError, type FieldProblem } from '../errors.js';
-import type { EventRecord } from '../log/event-record.js';
+import type { EventRecord } from '../event-log/event-record.js';
 
 /**
  * Sandbox query parameters (reference §4, contract §6). On the sandbox route

@@ -1,5 +1,5 @@
 import type { Exchange } from '../http/exchange.js';
-import type { EventRecord } from '../log/event-record.js';
+import type { EventRecord } from '../event-log/event-record.js';
 import { formatTraceparent, validTraceparent, validTracestate } from '../observability/trace-context.js';
 import type { Tracing } from '../observability/tracing.js';
 

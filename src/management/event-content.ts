@@ -1,4 +1,4 @@
-import type { EventRecord } from '../log/event-record.js';
+import type { EventRecord } from '../event-log/event-record.js';
 
 /**
  * What the event page shows of an event beyond its keys: the headers the

@@ -1,6 +1,6 @@
 import diagnostics_channel from 'node:diagnostics_channel';
 import type { IngressOutcome } from '../http/exchange.js';
-import type { EventRecord } from '../log/event-record.js';
+import type { EventRecord } from '../event-log/event-record.js';
 import type { RouteTarget } from '../routing/route-table.js';
 
 /**

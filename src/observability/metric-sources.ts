@@ -1,4 +1,4 @@
-import type { PartitionLag } from '../log/event-log.js';
+import type { PartitionLag } from '../event-log/event-log.js';
 
 /** What the delivery role keeps that the gauges read at scrape time. */
 export interface DeliverySources {

@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import type { RedisCacheStore } from '../cache/redis-cache-store.js';
 import type { EventLogBackend } from '../node-backends.js';
-import type { EventLogReader } from '../log/event-log.js';
+import type { EventLogReader } from '../event-log/event-log.js';
 import type { Check } from './readiness.js';
 
 /**

@@ -1,5 +1,5 @@
 import { TtlCache } from '../cache/ttl-cache.js';
-import type { EventRecord } from '../log/event-record.js';
+import type { EventRecord } from '../event-log/event-record.js';
 import type { TopologyRepo } from '../storage/topology-repo.js';
 import type { RoutingGate } from './routing-gate.js';
 import { withTargetDefaults, type TargetSettings } from './target-settings.js';

@@ -4,12 +4,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { embeddedStore } from '../../src/log/embedded-store.js';
-import { EmbeddedWriter } from '../../src/log/embedded-writer.js';
-import { EmbeddedReader } from '../../src/log/embedded-reader.js';
-import { decodeEvent, type EventRecord } from '../../src/log/event-record.js';
-import type { LogEntry, PartitionHandler } from '../../src/log/event-log.js';
-import { partitionOf } from '../../src/log/murmur2.js';
+import { embeddedStore } from '../../src/event-log/embedded/embedded-store.js';
+import { EmbeddedWriter } from '../../src/event-log/embedded/embedded-writer.js';
+import { EmbeddedReader } from '../../src/event-log/embedded/embedded-reader.js';
+import { decodeEvent, type EventRecord } from '../../src/event-log/event-record.js';
+import type { LogEntry, PartitionHandler } from '../../src/event-log/event-log.js';
+import { partitionOf } from '../../src/event-log/murmur2.js';
 import { createLogger } from '../../src/observability/logger.js';
 
 function tempDir(t: Test): string {

@@ -1,11 +1,11 @@
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/schema.js';
-import type { LogEntry, PartitionHandler } from '../../src/log/event-log.js';
-import { decodeEvent, type EventRecord } from '../../src/log/event-record.js';
-import { KafkaLookup } from '../../src/log/kafka-lookup.js';
-import { KafkaReader } from '../../src/log/kafka-reader.js';
-import { KafkaWriter } from '../../src/log/kafka-writer.js';
+import type { LogEntry, PartitionHandler } from '../../src/event-log/event-log.js';
+import { decodeEvent, type EventRecord } from '../../src/event-log/event-record.js';
+import { KafkaLookup } from '../../src/event-log/kafka/kafka-lookup.js';
+import { KafkaReader } from '../../src/event-log/kafka/kafka-reader.js';
+import { KafkaWriter } from '../../src/event-log/kafka/kafka-writer.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { KAFKA_BROKERS, TEST_BACKEND, uniqueSuffix } from '../helpers/backends.js';
 import { createTopic, deleteTopic } from '../helpers/read-topic.js';

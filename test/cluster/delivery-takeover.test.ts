@@ -11,7 +11,7 @@ import { sleep } from '../helpers/delivery.js';
 /**
  * A delivery node that dies hands its partitions over without waiting for the
  * Kafka session timeout: the survivors see its liveness mark in Redis expire
- * and remove it from the consumer group (src/log/group-liveness.ts). The
+ * and remove it from the consumer group (src/event-log/kafka/group-liveness.ts). The
  * session timeout is set to 60 s here, so events of the dead node's
  * partitions delivered within 20 s can only be the liveness path's doing.
  */

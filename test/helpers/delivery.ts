@@ -1,5 +1,5 @@
 import type { Test } from 'tap';
-import type { EventRecord } from '../../src/log/event-record.js';
+import type { EventRecord } from '../../src/event-log/event-record.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { newId } from '../../src/ids.js';
 import { connectDatabase, type Sql } from '../../src/storage/db.js';

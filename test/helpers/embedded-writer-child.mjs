@@ -1,8 +1,8 @@
 // Appends events to an embedded log as fast as it can and prints each one's
 // sequence number once append() resolved (the moment ingress would answer 202).
 // The parent kills it with SIGKILL mid-stream. Runs the built dist/.
-import { embeddedStore } from '../../dist/log/embedded-store.js';
-import { EmbeddedWriter } from '../../dist/log/embedded-writer.js';
+import { embeddedStore } from '../../dist/event-log/embedded/embedded-store.js';
+import { EmbeddedWriter } from '../../dist/event-log/embedded/embedded-writer.js';
 
 const [dir, partitions] = process.argv.slice(2);
 const writer = new EmbeddedWriter(embeddedStore(dir, Number(partitions)));

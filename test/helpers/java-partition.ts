@@ -1,6 +1,6 @@
 /**
  * Kafka's Java client places a keyed record with murmur2(key) & 0x7fffffff mod
- * partitions. Written out here independently of src/log/murmur2.ts, so the
+ * partitions. Written out here independently of src/event-log/murmur2.ts, so the
  * tests fail if streamgate ever stops keying records the way any Java consumer
  * would expect.
  */

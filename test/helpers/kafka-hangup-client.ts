@@ -1,9 +1,9 @@
 import { createServer } from 'node:net';
 import { Admin } from '@platformatic/kafka';
-import { guardLateConnectionErrors } from '../../src/log/kafka-late-errors.js';
+import { guardLateConnectionErrors } from '../../src/event-log/kafka/kafka-late-errors.js';
 
 /**
- * Child process of test/unit/log/kafka-late-errors.test.ts: a SASL client
+ * Child process of test/unit/event-log/kafka/kafka-late-errors.test.ts: a SASL client
  * against a "broker" on loopback that reads the client's first request and
  * answers with a TCP reset (a broker hanging up mid-authentication). With
  * `guard` as argument the workaround is installed first. Prints one JSON line:

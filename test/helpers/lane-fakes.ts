@@ -1,5 +1,5 @@
 import type { LaneRef, ParkedDeliveryRepo, ParkedLane, ParkedRow, ParkedRowInput } from '../../src/storage/parked-delivery-repo.js';
-import type { EventRecord } from '../../src/log/event-record.js';
+import type { EventRecord } from '../../src/event-log/event-record.js';
 
 /**
  * An in-memory stand-in for ParkedDeliveryRepo with the same semantics as its

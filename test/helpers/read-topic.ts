@@ -1,5 +1,5 @@
 import { Admin, Consumer, ListOffsetTimestamps } from '@platformatic/kafka';
-import { closeClient, isControlBatch } from '../../src/log/kafka-options.js';
+import { closeClient, isControlBatch } from '../../src/event-log/kafka/kafka-options.js';
 import { KAFKA_BROKERS } from './backends.js';
 
 /**

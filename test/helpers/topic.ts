@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import { decodeEvent, type EventRecord } from '../../src/log/event-record.js';
-import { embeddedStore } from '../../src/log/embedded-store.js';
+import { decodeEvent, type EventRecord } from '../../src/event-log/event-record.js';
+import { embeddedStore } from '../../src/event-log/embedded/embedded-store.js';
 import { TEST_BACKEND, TEST_PARTITIONS, type Backends } from './backends.js';
 import { committedOffsets, readTopicMessages, topicBounds } from './read-topic.js';
 

@@ -3,7 +3,7 @@ import { freshBackends } from '../helpers/backends.js';
 import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js';
 import { readRecords } from '../helpers/topic.js';
 import { connectDatabase } from '../../src/storage/db.js';
-import type { EventRecord } from '../../src/log/event-record.js';
+import type { EventRecord } from '../../src/event-log/event-record.js';
 
 /**
  * Where the context (type, group key, partition key) and mapped headers come

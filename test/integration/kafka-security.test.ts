@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Admin, Consumer, Producer, stringSerializers } from '@platformatic/kafka';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/schema.js';
-import { explainKafkaFailure, kafkaSecurityOptions } from '../../src/log/kafka-security.js';
+import { explainKafkaFailure, kafkaSecurityOptions } from '../../src/event-log/kafka/kafka-security.js';
 import { KAFKA_BROKERS, TEST_BACKEND, uniqueSuffix } from '../helpers/backends.js';
 import { makeTestPki } from '../helpers/tls-receiver.js';
 

@@ -157,7 +157,7 @@ t.test('a revoked lane stops: nothing more is attempted or settled', async (t) =
 t.test('a lane adopted from the database drains when due', async (t) => {
   const s = setup({});
   // Seed rows as a previous owner would have left them.
-  const { encodeEvent } = await import('../../../src/log/event-record.js');
+  const { encodeEvent } = await import('../../../src/event-log/event-record.js');
   await s.repo.upsert(['p', 'q'].map((id, i) => ({ ...s.ref, seq: BigInt(i), eventId: id, record: encodeEvent(record(id)), attempts: i === 0 ? 3 : 0, firstAttemptAt: new Date(), nextAttemptAt: i === 0 ? new Date() : null, lastError: null })));
   s.lane.adoptParked(Date.now() + 20);
   await until(() => s.repo.rows.size === 0);

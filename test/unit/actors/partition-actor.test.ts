@@ -5,7 +5,7 @@ import { Semaphore } from '../../../src/actors/semaphore.js';
 import type { DeliveryStep, StepResult } from '../../../src/actors/delivery-step.js';
 import type { Job } from '../../../src/actors/job.js';
 import type { AttemptLog } from '../../../src/delivery/attempt-log.js';
-import type { LogEntry } from '../../../src/log/event-log.js';
+import type { LogEntry } from '../../../src/event-log/event-log.js';
 import type { RouteTable, RouteTarget } from '../../../src/routing/route-table.js';
 import type { DeliveryLogRepo } from '../../../src/storage/delivery-log-repo.js';
 import { MemoryParkedRepo, record, silentLog, until } from '../../helpers/lane-fakes.js';

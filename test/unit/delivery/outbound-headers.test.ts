@@ -1,6 +1,6 @@
 import t from 'tap';
 import { outboundHeaders } from '../../../src/delivery/outbound-headers.js';
-import type { EventRecord } from '../../../src/log/event-record.js';
+import type { EventRecord } from '../../../src/event-log/event-record.js';
 
 const record = (over: Partial<EventRecord> = {}): EventRecord => ({
   v: 1, id: 'evt_h', tenantPublicId: 'ten_t', workspaceId: '1', queueId: '2', queueName: 'orders', receivedAt: 0,

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { formatTraceparent, spanContextOf, validTraceparent, validTracestate } from '../../../src/observability/trace-context.js';
-import { decodeEvent, encodeEvent, type EventRecord } from '../../../src/log/event-record.js';
+import { decodeEvent, encodeEvent, type EventRecord } from '../../../src/event-log/event-record.js';
 import { Packr } from 'msgpackr';
 
 const GOOD = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';

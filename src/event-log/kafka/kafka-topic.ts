@@ -1,5 +1,5 @@
 import { Admin } from '@platformatic/kafka';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../../config/schema.js';
 import { isRetriableKafkaError } from './kafka-failure.js';
 import { closeClient, kafkaClientOptions, type KafkaSecurity } from './kafka-options.js';
 

@@ -1,8 +1,8 @@
 import t from 'tap';
 import * as kafka from '@platformatic/kafka';
-import { loadConfig } from '../../../src/config/load-config.js';
-import type { EventRecord } from '../../../src/log/event-record.js';
-import { createLogger } from '../../../src/observability/logger.js';
+import { loadConfig } from '../../../../src/config/load-config.js';
+import type { EventRecord } from '../../../../src/event-log/event-record.js';
+import { createLogger } from '../../../../src/observability/logger.js';
 
 /**
  * The writer's answer when no broker answers at all (cluster down or cut
@@ -64,7 +64,7 @@ function refused(): Error {
   return Object.assign(new Error('Connection to 127.0.0.1:9092 failed.'), { code: 'PLT_KFK_NETWORK', canRetry: true, cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9092'), { code: 'ECONNREFUSED' }) });
 }
 
-const { KafkaWriter } = await t.mockImport<typeof import('../../../src/log/kafka-writer.js')>('../../../src/log/kafka-writer.js', {
+const { KafkaWriter } = await t.mockImport<typeof import('../../../../src/event-log/kafka/kafka-writer.js')>('../../../../src/event-log/kafka/kafka-writer.js', {
   '@platformatic/kafka': { ...kafka, Producer: FakeProducer },
 });
 

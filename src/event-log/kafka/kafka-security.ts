@@ -4,10 +4,10 @@ import { resolve } from 'node:path';
 import { createSecureContext, type ConnectionOptions as TlsOptions } from 'node:tls';
 import { pathToFileURL } from 'node:url';
 import { AuthenticationError, type SASLOptions } from '@platformatic/kafka';
-import { ConfigError } from '../config/load-config.js';
+import { ConfigError } from '../../config/load-config.js';
 import { KafkaTokenProviderError } from './kafka-failure.js';
 import { guardLateConnectionErrors } from './kafka-late-errors.js';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../../config/schema.js';
 
 /**
  * kafka.ssl and kafka.sasl turned into the connection options of

@@ -1,12 +1,12 @@
 import { compatibilityPartitioner, ProduceAcks, Producer, type MessageToProduce } from '@platformatic/kafka';
-import type { Config } from '../config/schema.js';
-import type { Logger } from '../observability/logger.js';
-import type { EventLogWriter } from './event-log.js';
-import { encodeEvent, type EventRecord } from './event-record.js';
+import type { Config } from '../../config/schema.js';
+import type { Logger } from '../../observability/logger.js';
+import type { EventLogWriter } from '../event-log.js';
+import { encodeEvent, type EventRecord } from '../event-record.js';
 import { isRetriableKafkaError, kafkaErrorIds, kafkaErrorText, walk } from './kafka-failure.js';
 import { closeClient, KAFKA_BACKOFF, kafkaClientOptions, type KafkaSecurity } from './kafka-options.js';
-import { backoffDelay } from '../util/backoff.js';
-import { brokerErrorChannel, produceChannel, type BrokerErrorMessage, type ProduceMessage } from '../observability/channels.js';
+import { backoffDelay } from '../../util/backoff.js';
+import { brokerErrorChannel, produceChannel, type BrokerErrorMessage, type ProduceMessage } from '../../observability/channels.js';
 
 /** An appended record waiting for its flush. */
 interface Waiting {

@@ -1,8 +1,8 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
-import { decodeEvent, encodeEvent, type EventRecord } from '../../../src/log/event-record.js';
-import { pack, type Packable } from '../../../src/log/msgpack-writer.js';
+import { decodeEvent, encodeEvent, type EventRecord } from '../../../src/event-log/event-record.js';
+import { pack, type Packable } from '../../../src/event-log/msgpack-writer.js';
 
 /*
  * The oracle is msgpackr itself, configured as event records were always

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Consumer, ListOffsetTimestamps } from '@platformatic/kafka';
 import { closeClient, isControlBatch, type FetchResponse } from './kafka-options.js';
-import type { Config } from '../config/schema.js';
-import type { FoundRecord } from './event-log.js';
+import type { Config } from '../../config/schema.js';
+import type { FoundRecord } from '../event-log.js';
 import { kafkaClientOptions, type KafkaSecurity } from './kafka-options.js';
 
 const READ_UNCOMMITTED = 0;

@@ -1,5 +1,5 @@
 import { TimeoutError } from '@platformatic/kafka';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../../config/schema.js';
 
 /**
  * One line for an operator out of what @platformatic/kafka throws when it

@@ -1,7 +1,7 @@
 import { Admin } from '@platformatic/kafka';
-import type { CacheStore } from '../cache/cache-store.js';
-import type { Config } from '../config/schema.js';
-import type { Logger } from '../observability/logger.js';
+import type { CacheStore } from '../../cache/cache-store.js';
+import type { Config } from '../../config/schema.js';
+import type { Logger } from '../../observability/logger.js';
 import { kafkaErrorText } from './kafka-failure.js';
 import { closeClient, kafkaClientOptions, type KafkaSecurity } from './kafka-options.js';
 

@@ -9,7 +9,7 @@ import type { Connection } from '@platformatic/kafka';
  * the second comes from the SASL request failing on the closed socket, finds
  * no listener, and an EventEmitter with no 'error' listener throws: the process
  * dies with an uncaught exception instead of the caller's clear error
- * (test/unit/log/kafka-late-errors.test.ts; docs/kafka-client.md, "Reported
+ * (test/unit/event-log/kafka/kafka-late-errors.test.ts; docs/kafka-client.md, "Reported
  * upstream").
  *
  * The library announces each connection it creates on the `plt:kafka:instances`

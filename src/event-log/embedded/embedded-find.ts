@@ -1,5 +1,5 @@
-import type { FoundRecord } from './event-log.js';
-import { decodeEvent } from './event-record.js';
+import type { FoundRecord } from '../event-log.js';
+import { decodeEvent } from '../event-record.js';
 import type { EmbeddedStore } from './embedded-store.js';
 
 /** Records read per partition at most, past the search's start. */

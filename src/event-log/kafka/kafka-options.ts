@@ -1,7 +1,7 @@
 import type { Base, BaseOptions, Consumer } from '@platformatic/kafka';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../../config/schema.js';
 import type { KafkaSecurityOptions } from './kafka-security.js';
-import { backoffDelay, type BackoffOptions } from '../util/backoff.js';
+import { backoffDelay, type BackoffOptions } from '../../util/backoff.js';
 
 /** What kafka.ssl / kafka.sasl turn into for a client (empty for a plaintext cluster): see kafka-security.ts. */
 export type KafkaSecurity = KafkaSecurityOptions;

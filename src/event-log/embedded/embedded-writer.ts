@@ -1,8 +1,8 @@
-import type { EventLogWriter } from './event-log.js';
-import { encodeEvent, type EventRecord } from './event-record.js';
+import type { EventLogWriter } from '../event-log.js';
+import { encodeEvent, type EventRecord } from '../event-record.js';
 import type { EmbeddedStore } from './embedded-store.js';
-import { partitionOf } from './murmur2.js';
-import { produceChannel } from '../observability/channels.js';
+import { partitionOf } from '../murmur2.js';
+import { produceChannel } from '../../observability/channels.js';
 
 /**
  * Appends to the embedded log. The partition is murmur2(partition key) as on

@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Consumer, ListOffsetTimestamps, type ConsumerGroupJoinPayload } from '@platformatic/kafka';
-import { backoffDelay } from '../util/backoff.js';
+import { backoffDelay } from '../../util/backoff.js';
 import { closeClient, isControlBatch, KAFKA_BACKOFF, kafkaClientOptions, type FetchRequestTopic, type FetchResponse, type KafkaSecurity } from './kafka-options.js';
-import type { Config } from '../config/schema.js';
-import type { Logger } from '../observability/logger.js';
-import type { EventLogReader, GroupMembership, LogEntry, PartitionHandler, PartitionLag } from './event-log.js';
-import { brokerErrorChannel, rebalanceChannel, type BrokerErrorMessage } from '../observability/channels.js';
-import { decodeEvent } from './event-record.js';
+import type { Config } from '../../config/schema.js';
+import type { Logger } from '../../observability/logger.js';
+import type { EventLogReader, GroupMembership, LogEntry, PartitionHandler, PartitionLag } from '../event-log.js';
+import { brokerErrorChannel, rebalanceChannel, type BrokerErrorMessage } from '../../observability/channels.js';
+import { decodeEvent } from '../event-record.js';
 import type { GroupLiveness } from './group-liveness.js';
 import { isRetriableKafkaError, kafkaErrorIds, kafkaErrorText } from './kafka-failure.js';
 

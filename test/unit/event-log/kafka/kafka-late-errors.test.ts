@@ -4,13 +4,13 @@ import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 
 /**
- * src/log/kafka-late-errors.ts works around a crash of @platformatic/kafka: a
+ * src/event-log/kafka/kafka-late-errors.ts works around a crash of @platformatic/kafka: a
  * connection whose SASL exchange is under way when the broker resets it emits
  * a second 'error' after its listeners are gone, and the process dies of an
  * uncaught exception. The child (test/helpers/kafka-hangup-client.ts) meets
  * such a broker on loopback, with and without the workaround.
  */
-const CHILD = fileURLToPath(new URL('../../helpers/kafka-hangup-client.ts', import.meta.url));
+const CHILD = fileURLToPath(new URL('../../../helpers/kafka-hangup-client.ts', import.meta.url));
 // The package exports only its entry point: its package.json is read from beside dist/.
 const LIBRARY = (JSON.parse(readFileSync(new URL('../package.json', import.meta.resolve('@platformatic/kafka')), 'utf8')) as { version: string }).version;
 

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuthenticationError, MultipleErrors, NetworkError, ProtocolError, ResponseError, TimeoutError, UserError } from '@platformatic/kafka';
-import { ConfigError, loadConfig } from '../../../src/config/load-config.js';
-import type { Config } from '../../../src/config/schema.js';
-import { KafkaTokenProviderError } from '../../../src/log/kafka-failure.js';
-import { explainKafkaFailure, kafkaSecurityOptions } from '../../../src/log/kafka-security.js';
-import { makeTestPki } from '../../helpers/tls-receiver.js';
+import { ConfigError, loadConfig } from '../../../../src/config/load-config.js';
+import type { Config } from '../../../../src/config/schema.js';
+import { KafkaTokenProviderError } from '../../../../src/event-log/kafka/kafka-failure.js';
+import { explainKafkaFailure, kafkaSecurityOptions } from '../../../../src/event-log/kafka/kafka-security.js';
+import { makeTestPki } from '../../../helpers/tls-receiver.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sg-kafka-security-unit-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));

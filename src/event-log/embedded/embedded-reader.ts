@@ -1,7 +1,7 @@
-import type { Logger } from '../observability/logger.js';
-import type { EventLogReader, GroupMembership, LogEntry, PartitionHandler, PartitionLag } from './event-log.js';
-import { rebalanceChannel } from '../observability/channels.js';
-import { decodeEvent } from './event-record.js';
+import type { Logger } from '../../observability/logger.js';
+import type { EventLogReader, GroupMembership, LogEntry, PartitionHandler, PartitionLag } from '../event-log.js';
+import { rebalanceChannel } from '../../observability/channels.js';
+import { decodeEvent } from '../event-record.js';
 import type { EmbeddedStore } from './embedded-store.js';
 
 export interface EmbeddedReaderOptions {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { Packr } from 'msgpackr';
-import { decodeEvent, encodeEvent, type EventRecord } from '../../../src/log/event-record.js';
+import { decodeEvent, encodeEvent, type EventRecord } from '../../../src/event-log/event-record.js';
 
 const record = (over: Partial<EventRecord> = {}): EventRecord => ({
   v: 1,

@@ -16,7 +16,7 @@ import { postEventHandler } from '../dist/ingress/post-event.js';
 import { IngressAuth } from '../dist/auth/ingress-auth.js';
 import { buildView } from '../dist/ingress/queue-directory.js';
 import { generateApiKey } from '../dist/auth/api-key.js';
-import { createValidator } from '../dist/workers/validation-pool.js';
+import { createValidator } from '../dist/auth/validation-pool.js';
 import { encodeEvent } from '../dist/event-log/event-record.js';
 import { NO_TRACING, startTracing } from '../dist/observability/tracing.js';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';

@@ -8,10 +8,10 @@ import { loadConfig, ConfigError } from './config/load-config.js';
 import { ROLES, type Role } from './config/schema.js';
 import { createLogger } from './observability/logger.js';
 import { connectDatabase, type Sql } from './storage/db.js';
-import { openDatabase } from './node-backends.js';
+import { openDatabase } from './node/backends.js';
 import { migrate } from './storage/migrate.js';
 import { bootstrap } from './management/bootstrap.js';
-import { listenNode, type ListeningNode, type RunningNode } from './node.js';
+import { listenNode, type ListeningNode, type RunningNode } from './node/node.js';
 import { KafkaUnavailableError } from './event-log/kafka/kafka-failure.js';
 import { DependencyFailedError } from './util/until-up.js';
 import { firstRunMessage } from './management/first-run.js';
@@ -24,8 +24,8 @@ import { InvalidationBus } from './cache/invalidation-bus.js';
 import { MEMBER_ROLES, MembershipRepo, type MemberRole } from './storage/membership-repo.js';
 import { ConsoleSessionRepo } from './storage/console-session-repo.js';
 import { createLinkToken, linkUrl } from './auth/console-sessions.js';
-import { planThreads } from './threads/thread-count.js';
-import { listenThreadedNode, type ThreadedNode } from './threads/threaded-node.js';
+import { planThreads } from './node/threads/thread-count.js';
+import { listenThreadedNode, type ThreadedNode } from './node/threads/threaded-node.js';
 
 const USAGE = `usage:
   streamgate start [--roles ingress,delivery,management] [--threads N]
@@ -89,7 +89,7 @@ async function start(args: string[]): Promise<number> {
   const log = createLogger(config.log.level);
   // Signal handlers first: the embedded PostgreSQL's loader drops process hooks added while it
   // loads (src/storage/embedded-postgres.ts), and the roles may be loading it when the port opens.
-  // SIGTERM/SIGINT start the graceful drain (src/lifecycle/node-drain.ts); a second signal, or
+  // SIGTERM/SIGINT start the graceful drain (src/node/node-drain.ts); a second signal, or
   // server.shutdownTimeoutMs passing, exits at once with code 1.
   let node: ListeningNode | null = null;
   let signals = 0;

@@ -7,7 +7,7 @@ import { loadTlsTrust } from '../delivery/undici-client.js';
 import { OAuthTokens } from '../delivery/oauth-tokens.js';
 import { SigningPlans } from '../delivery/signing-plans.js';
 import { TargetFlows } from '../delivery/target-flows.js';
-import type { NodeContext, RoleHandle } from '../node-context.js';
+import type { NodeContext, RoleHandle } from '../node/node-context.js';
 import { DeliveryLogRepo } from '../storage/delivery-log-repo.js';
 import { consumerGroupCheck } from '../observability/readiness-checks.js';
 import { ParkedDeliveryRepo } from '../storage/parked-delivery-repo.js';

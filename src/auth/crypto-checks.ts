@@ -4,7 +4,7 @@ import { secretMatches } from './api-key.js';
 /**
  * The CPU-bound part of ingress authentication as plain data in, verdict out,
  * so the same functions run inline on the event loop or, batched, in the
- * piscina validation pool (src/workers). Every comparison of something secret
+ * piscina validation pool (validation-pool.ts). Every comparison of something secret
  * is constant-time. Jobs carry the secrets they need: they never leave the
  * process (worker threads share it).
  */

@@ -1,7 +1,7 @@
 import { ServiceError } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
 import type { QueueView } from '../ingress/queue-directory.js';
-import type { Validator } from '../workers/validation-pool.js';
+import type { Validator } from './validation-pool.js';
 import { parseApiKey, type KeyProfile } from './api-key.js';
 import type { CheckVerdict } from './crypto-checks.js';
 import type { KeyAuthenticator } from './key-authenticator.js';

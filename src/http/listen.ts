@@ -31,7 +31,7 @@ export type ListenSettings = Pick<
 
 /**
  * Opens the service's HTTP port for `router`. `reusePort`: a threaded node's
- * threads each listen on the same port (src/threads/), and the kernel spreads
+ * threads each listen on the same port (src/node/threads/), and the kernel spreads
  * new connections over them; a single-threaded node does not set it, so a
  * second process started on a busy port fails instead of sharing it.
  */

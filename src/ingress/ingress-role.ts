@@ -1,10 +1,10 @@
 import { IngressAuth } from '../auth/ingress-auth.js';
 import { NonceStore } from '../auth/nonce-store.js';
 import { SigningKeyCache } from '../auth/signing-key-cache.js';
-import type { NodeContext, RoleHandle } from '../node-context.js';
+import type { NodeContext, RoleHandle } from '../node/node-context.js';
 import { IngressRepo } from '../storage/ingress-repo.js';
 import { SigningKeyRepo } from '../storage/signing-key-repo.js';
-import { createValidator } from '../workers/validation-pool.js';
+import { createValidator } from '../auth/validation-pool.js';
 import type { Exchange } from '../http/exchange.js';
 import { IdempotencyGate } from './idempotency.js';
 import { postEventHandler } from './post-event.js';

@@ -1,7 +1,7 @@
 import type { ManagementAuth } from '../auth/management-auth.js';
 import { ServiceError } from '../errors.js';
 import { decodePathSegment } from '../http/path-segment.js';
-import type { NodeContext } from '../node-context.js';
+import type { NodeContext } from '../node/node-context.js';
 import { EventListRepo, type EventListItem } from '../storage/event-list-repo.js';
 import { encodeCursor, readEventListQuery } from './event-list-query.js';
 

@@ -4,7 +4,7 @@ import { ServiceError } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
 import type { FoundRecord } from '../event-log/event-log.js';
 import { decodeEvent, type EventRecord } from '../event-log/event-record.js';
-import type { NodeContext } from '../node-context.js';
+import type { NodeContext } from '../node/node-context.js';
 import { DeliveryLogRepo, type EventView } from '../storage/delivery-log-repo.js';
 import { RedeliveryRepo } from '../storage/redelivery-repo.js';
 import type { WorkspaceRow } from '../storage/topology-repo.js';

@@ -1,6 +1,6 @@
 import { ManagementAuth } from '../auth/management-auth.js';
 import { ConsoleJwtVerifier } from '../auth/console-jwt.js';
-import type { NodeContext, RoleHandle } from '../node-context.js';
+import type { NodeContext, RoleHandle } from '../node/node-context.js';
 import { LicenseRepo } from '../storage/license-repo.js';
 import { MembershipRepo } from '../storage/membership-repo.js';
 import { WaasActivationRepo } from '../storage/waas-activation-repo.js';

@@ -1,6 +1,6 @@
 import { deliveryStream } from '../delivery/delivery-stream.js';
 import { decodeEvent } from '../event-log/event-record.js';
-import type { NodeContext } from '../node-context.js';
+import type { NodeContext } from '../node/node-context.js';
 import type { DeliveryLogRepo } from '../storage/delivery-log-repo.js';
 import type { RedeliveryInput, RedeliveryRepo } from '../storage/redelivery-repo.js';
 

@@ -1,7 +1,7 @@
 import type { ManagementAuth } from '../auth/management-auth.js';
 import { ServiceError } from '../errors.js';
 import { decodePathSegment } from '../http/path-segment.js';
-import type { NodeContext } from '../node-context.js';
+import type { NodeContext } from '../node/node-context.js';
 import { DeliveryLogRepo } from '../storage/delivery-log-repo.js';
 import { RedeliveryJobRepo, type RedeliveryJobRow } from '../storage/redelivery-job-repo.js';
 import { RedeliveryRepo } from '../storage/redelivery-repo.js';

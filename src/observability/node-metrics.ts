@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import type { NodeContext } from '../node-context.js';
+import type { NodeContext } from '../node/node-context.js';
 import { createNodeMetrics } from './metrics-registry.js';
 import { listenMetrics, metricsHandler } from './metrics-route.js';
 
@@ -11,7 +11,7 @@ export interface MetricsHandle {
 }
 
 /**
- * GET /metrics for a whole process of several node threads (src/threads/):
+ * GET /metrics for a whole process of several node threads (src/node/threads/):
  * each thread's registry is attached, the answer covers every thread.
  */
 export interface ProcessMetrics {

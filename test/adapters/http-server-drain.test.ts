@@ -6,7 +6,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { header, parseResponses } from '../helpers/http-conversation.js';
 
 /**
- * The server's connection drain (graceful shutdown, src/node.ts: the router's
+ * The server's connection drain (graceful shutdown, src/node/node.ts: the router's
  * lifecycle says closing, the listener closes, then drainConnections): a
  * request in flight or still arriving gets its whole answer with
  * `connection: close`, a kept-alive connection is closed only once it has sat
@@ -48,7 +48,7 @@ async function drainable(settings: Partial<ListenSettings> = {}): Promise<{ list
   return { listener, router };
 }
 
-/** What src/node.ts does when it stops: answers say `connection: close` from now on, and the port closes. */
+/** What src/node/node.ts does when it stops: answers say `connection: close` from now on, and the port closes. */
 function stopAccepting(listener: PublicListener, router: Router): number {
   router.lifecycle.closing = true;
   listener.close();

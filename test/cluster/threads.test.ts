@@ -2,7 +2,7 @@ import http from 'node:http';
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { listenThreadedNode } from '../../src/threads/threaded-node.js';
+import { listenThreadedNode } from '../../src/node/threads/threaded-node.js';
 import { backendConfig, freshBackends, REDIS_URL, TEST_BACKEND, type Backends } from '../helpers/backends.js';
 import { bootstrapDatabase, clientFor, freePort, spawnNode, startTestNode } from '../helpers/nodes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';

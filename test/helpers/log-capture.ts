@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import type { Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { startNode, type RunningNode } from '../../src/node.js';
+import { startNode, type RunningNode } from '../../src/node/node.js';
 import { backendConfig, type Backends } from './backends.js';
 
 /** Every line a node logged, as text and parsed. */

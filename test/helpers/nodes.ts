@@ -4,7 +4,7 @@ import type { Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/schema.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { startNode, type RunningNode } from '../../src/node.js';
+import { startNode, type RunningNode } from '../../src/node/node.js';
 import { connectDatabase } from '../../src/storage/db.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { bootstrap, type BootstrapResult } from '../../src/management/bootstrap.js';

@@ -9,7 +9,7 @@ import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { startKafkaProxy } from '../helpers/kafka-proxy.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { listenNode, type ListeningNode } from '../../src/node.js';
+import { listenNode, type ListeningNode } from '../../src/node/node.js';
 import type { ReadinessReport } from '../../src/observability/readiness.js';
 
 /**

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { loadConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { startNode, type RunningNode } from '../../src/node.js';
+import { startNode, type RunningNode } from '../../src/node/node.js';
 import { backendConfig, freshBackends } from '../helpers/backends.js';
 import { bootstrapDatabase, clientFor } from '../helpers/nodes.js';
 import { startReceiver, type Received } from '../helpers/receiver.js';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { Counter, Gauge, Registry } from 'prom-client';
-import { aggregateThreads } from '../../../src/threads/thread-metrics.js';
+import { aggregateThreads } from '../../../../src/node/threads/thread-metrics.js';
 
 /** A registry as one thread would have it. */
 async function thread(requests: number, lanes: number, cpu: number): Promise<unknown[]> {

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
-import type { Config } from '../config/schema.js';
-import type { Logger } from '../observability/logger.js';
-import type { CheckResult, ReadinessStatus } from '../observability/readiness.js';
+import type { Config } from '../../config/schema.js';
+import type { Logger } from '../../observability/logger.js';
+import type { CheckResult, ReadinessStatus } from '../../observability/readiness.js';
 import type { FailingCheck, FromThread, ThreadData, ThreadListen, ToThread } from './thread-messages.js';
 import { describeFailing } from './thread-readiness.js';
 import type { ThreadSeries } from './thread-metrics.js';
@@ -46,7 +46,7 @@ export interface SupervisorHooks {
  * The main thread's side of a threaded node (docs/threads.md): starts the
  * node threads 1..N-1, each a full node of the given roles, and keeps them
  * running. A thread that fails (an uncaught error: it exits,
- * src/threads/node-thread.ts) stops listening with its exit, so the kernel
+ * src/node/threads/node-thread.ts) stops listening with its exit, so the kernel
  * sends new connections to the other threads, and is started again with a backoff; its consumer-group member
  * leaves with it, so Kafka hands its partitions to the other threads, from
  * their last committed offsets (nothing acknowledged is lost: a 202 means the

@@ -1,15 +1,15 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { listenPublic, type PublicListener } from '../http/listen.js';
-import type { Router } from '../http/router.js';
+import { listenPublic, type PublicListener } from '../../http/listen.js';
+import type { Router } from '../../http/router.js';
 import { listenNode, type ListeningNode } from '../node.js';
-import { createLogger } from '../observability/logger.js';
-import { CheckFailed, StillStarting, type CheckResult } from '../observability/readiness.js';
+import { createLogger } from '../../observability/logger.js';
+import { CheckFailed, StillStarting, type CheckResult } from '../../observability/readiness.js';
 import type { FromThread, ThreadData, ToThread } from './thread-messages.js';
 import { failingChecks } from './thread-readiness.js';
 import { NodeThreadMetrics } from './thread-metrics.js';
 
 /**
- * A node thread of a threaded node (src/threads/thread-supervisor.ts): a
+ * A node thread of a threaded node (src/node/threads/thread-supervisor.ts): a
  * whole node of the process's configuration, on the
  * process's HTTP port (listenThread), its own backends' connections, caches
  * and consumer-group member.

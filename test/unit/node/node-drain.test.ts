@@ -1,5 +1,5 @@
 import t from 'tap';
-import { drainNode } from '../../../src/lifecycle/node-drain.js';
+import { drainNode } from '../../../src/node/node-drain.js';
 import { createLogger } from '../../../src/observability/logger.js';
 
 const log = createLogger('silent');

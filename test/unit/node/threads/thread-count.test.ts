@@ -1,6 +1,6 @@
 import t from 'tap';
-import { ConfigError, loadConfig } from '../../../src/config/load-config.js';
-import { planThreads } from '../../../src/threads/thread-count.js';
+import { ConfigError, loadConfig } from '../../../../src/config/load-config.js';
+import { planThreads } from '../../../../src/node/threads/thread-count.js';
 
 const cluster = { DATABASE_URL: 'postgres://db/x', REDIS_URL: 'redis://r:6379', KAFKA_BROKERS: 'k:9092' };
 

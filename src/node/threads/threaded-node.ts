@@ -1,8 +1,8 @@
-import type { Config } from '../config/schema.js';
-import { listenPublic } from '../http/listen.js';
+import type { Config } from '../../config/schema.js';
+import { listenPublic } from '../../http/listen.js';
 import { listenNode, type ListeningNode, type NodeOptions, type RunningNode } from '../node.js';
-import type { Logger } from '../observability/logger.js';
-import { CheckFailed, StillStarting, type CheckResult } from '../observability/readiness.js';
+import type { Logger } from '../../observability/logger.js';
+import { CheckFailed, StillStarting, type CheckResult } from '../../observability/readiness.js';
 import type { ThreadListen } from './thread-messages.js';
 import { MainThreadMetrics } from './thread-metrics.js';
 import { ThreadSupervisor } from './thread-supervisor.js';
@@ -37,7 +37,7 @@ export interface ThreadedNode extends ListeningNode {
  * would answer 503 `unavailable`.
  *
  * The main thread's node comes up first (migrations, topic, first-run keys),
- * then threads 1..N-1 start (src/threads/thread-supervisor.ts). Each is a
+ * then threads 1..N-1 start (src/node/threads/thread-supervisor.ts). Each is a
  * consumer-group member of its own, so Kafka spreads the partitions over the
  * threads and moves them when a thread comes or goes; at start they join the
  * group together (consume-barrier.ts); caches that must agree

@@ -1,38 +1,38 @@
-import type { Config, Role } from './config/schema.js';
-import type { Logger } from './observability/logger.js';
-import { connectDatabase } from './storage/db.js';
-import { migrate } from './storage/migrate.js';
-import { KeyRepo } from './storage/key-repo.js';
-import { TopologyRepo } from './storage/topology-repo.js';
-import { InvalidationBus } from './cache/invalidation-bus.js';
-import { openBackends } from './node-backends.js';
-import { KeyUsage } from './auth/key-usage.js';
-import { KeyAuthenticator } from './auth/key-authenticator.js';
-import { Router, type RouteInfo } from './http/router.js';
-import { listenPublic, type PublicListener } from './http/listen.js';
-import { RouteTable } from './routing/route-table.js';
-import { SsrfGuard } from './delivery/ssrf-guard.js';
-import { subscribeLogging } from './observability/log-subscriber.js';
-import { openApiJson } from './management/openapi.js';
-import { registerDevSink } from './management/dev-sink.js';
-import { firstRunBootstrap, type FirstRunInfo } from './management/first-run.js';
+import type { Config, Role } from '../config/schema.js';
+import type { Logger } from '../observability/logger.js';
+import { connectDatabase } from '../storage/db.js';
+import { migrate } from '../storage/migrate.js';
+import { KeyRepo } from '../storage/key-repo.js';
+import { TopologyRepo } from '../storage/topology-repo.js';
+import { InvalidationBus } from '../cache/invalidation-bus.js';
+import { openBackends } from './backends.js';
+import { KeyUsage } from '../auth/key-usage.js';
+import { KeyAuthenticator } from '../auth/key-authenticator.js';
+import { Router, type RouteInfo } from '../http/router.js';
+import { listenPublic, type PublicListener } from '../http/listen.js';
+import { RouteTable } from '../routing/route-table.js';
+import { SsrfGuard } from '../delivery/ssrf-guard.js';
+import { subscribeLogging } from '../observability/log-subscriber.js';
+import { openApiJson } from '../management/openapi.js';
+import { registerDevSink } from '../management/dev-sink.js';
+import { firstRunBootstrap, type FirstRunInfo } from '../management/first-run.js';
 import type { NodeContext, RoleHandle } from './node-context.js';
-import { startIngressRole } from './ingress/ingress-role.js';
-import { startDeliveryRole } from './actors/delivery-role.js';
-import { startManagementRole } from './management/management-role.js';
-import { RoutingGate } from './routing/routing-gate.js';
-import { WaasGateRepo } from './storage/waas-gate-repo.js';
-import { DistributionRecorder } from './observability/distribution-metrics.js';
-import { Readiness } from './observability/readiness.js';
-import { registerHealthRoutes } from './observability/health-routes.js';
+import { startIngressRole } from '../ingress/ingress-role.js';
+import { startDeliveryRole } from '../actors/delivery-role.js';
+import { startManagementRole } from '../management/management-role.js';
+import { RoutingGate } from '../routing/routing-gate.js';
+import { WaasGateRepo } from '../storage/waas-gate-repo.js';
+import { DistributionRecorder } from '../observability/distribution-metrics.js';
+import { Readiness } from '../observability/readiness.js';
+import { registerHealthRoutes } from '../observability/health-routes.js';
 import { addDependencyChecks, dependencyWaits } from './node-dependencies.js';
-import { startTracing, type TracingOptions } from './observability/tracing.js';
-import { RequestObserver } from './observability/request-observer.js';
-import { withDeadline } from './storage/db-deadline.js';
-import { abortable } from './util/abortable.js';
-import { drainNode } from './lifecycle/node-drain.js';
-import { MetricSources } from './observability/metric-sources.js';
-import { startMetrics, type ProcessMetrics } from './observability/node-metrics.js';
+import { startTracing, type TracingOptions } from '../observability/tracing.js';
+import { RequestObserver } from '../observability/request-observer.js';
+import { withDeadline } from '../storage/db-deadline.js';
+import { abortable } from '../util/abortable.js';
+import { drainNode } from './node-drain.js';
+import { MetricSources } from '../observability/metric-sources.js';
+import { startMetrics, type ProcessMetrics } from '../observability/node-metrics.js';
 
 /** The configured networks, plus loopback on a single machine when allowed. */
 function allowedNetworks(config: Readonly<Config>, embeddedLog: boolean): string[] {
@@ -55,7 +55,7 @@ export interface RunningNode {
   readiness: Readiness;
   /** Stops at once: not ready, listener closed, in-flight work finished (tests, errors). */
   stop(): Promise<void>;
-  /** The graceful shutdown of SIGTERM: reports not-ready for server.drainDelayMs first (src/lifecycle/node-drain.ts). */
+  /** The graceful shutdown of SIGTERM: reports not-ready for server.drainDelayMs first (src/node/node-drain.ts). */
   drain(): Promise<void>;
 }
 
@@ -82,13 +82,13 @@ export interface NodeOptions {
   tracing?: TracingOptions;
   /** Opens the HTTP port (default listenPublic); a threaded node's threads share one (src/threads/). */
   listen?: (router: Router, server: Readonly<Config['server']>) => Promise<PublicListener>;
-  /** What GET /metrics reads: a threaded node answers for every thread (src/threads/thread-metrics.ts). */
+  /** What GET /metrics reads: a threaded node answers for every thread (src/node/threads/thread-metrics.ts). */
   processMetrics?: ProcessMetrics;
   /** Runs after in-flight work finished, before the port and backends close (a threaded node's other threads finish first). */
   beforeRelease?: () => Promise<void>;
   /**
    * Resolves when the delivery role may join the consumer group. A threaded
-   * node's threads join together (src/threads/consume-barrier.ts): one
+   * node's threads join together (src/node/threads/consume-barrier.ts): one
    * rebalance at start instead of one per thread, each sending again what
    * the previous owner had in flight.
    */

@@ -1,4 +1,4 @@
-import type { CheckResult } from '../observability/readiness.js';
+import type { CheckResult } from '../../observability/readiness.js';
 import type { FailingCheck } from './thread-messages.js';
 
 /**

@@ -1,13 +1,13 @@
-import type { Config } from './config/schema.js';
-import type { Logger } from './observability/logger.js';
-import type { NodeBackends } from './node-backends.js';
-import type { Readiness } from './observability/readiness.js';
-import { kafkaCheck, PostgresCheck, redisCheck } from './observability/readiness-checks.js';
-import { RedisCacheStore } from './cache/redis-cache-store.js';
-import { isRetriableRedisError } from './cache/redis-failure.js';
-import { isRetriablePostgresError } from './storage/db-failure.js';
-import { isRetriableKafkaError } from './event-log/kafka/kafka-failure.js';
-import { DependencyFailedError, untilUp } from './util/until-up.js';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../observability/logger.js';
+import type { NodeBackends } from './backends.js';
+import type { Readiness } from '../observability/readiness.js';
+import { kafkaCheck, PostgresCheck, redisCheck } from '../observability/readiness-checks.js';
+import { RedisCacheStore } from '../cache/redis-cache-store.js';
+import { isRetriableRedisError } from '../cache/redis-failure.js';
+import { isRetriablePostgresError } from '../storage/db-failure.js';
+import { isRetriableKafkaError } from '../event-log/kafka/kafka-failure.js';
+import { DependencyFailedError, untilUp } from '../util/until-up.js';
 
 /**
  * The node's start and its backends: which checks /readyz runs for the

@@ -1,5 +1,5 @@
 import { Piscina } from 'piscina';
-import { runCheck, type CheckJob, type CheckVerdict } from '../auth/crypto-checks.js';
+import { runCheck, type CheckJob, type CheckVerdict } from './crypto-checks.js';
 
 /**
  * Where ingress runs its key-hash and HMAC checks (config `ingress.validation`):

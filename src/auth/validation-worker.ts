@@ -1,4 +1,4 @@
-import { runChecks, type CheckJob, type CheckVerdict } from '../auth/crypto-checks.js';
+import { runChecks, type CheckJob, type CheckVerdict } from './crypto-checks.js';
 
 /**
  * Entry point of a validation pool thread (piscina loads the default export).

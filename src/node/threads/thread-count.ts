@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../../config/schema.js';
 
 /** How many threads a node runs, and why when that is fewer than asked. */
 export interface ThreadPlan {

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createHash, createHmac } from 'node:crypto';
-import { InlineValidator, PoolValidator } from '../../../src/workers/validation-pool.js';
+import { InlineValidator, PoolValidator } from '../../../src/auth/validation-pool.js';
 import type { CheckJob } from '../../../src/auth/crypto-checks.js';
 
 const sha = (s: string | Buffer) => createHash('sha256').update(s).digest();

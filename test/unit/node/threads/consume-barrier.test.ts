@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ConsumeBarrier } from '../../../src/threads/consume-barrier.js';
+import { ConsumeBarrier } from '../../../../src/node/threads/consume-barrier.js';
 
 const barrier = (members: number[]) => {
   const released: number[] = [];

@@ -1,5 +1,5 @@
 import { AggregatorRegistry, Registry } from 'prom-client';
-import type { ProcessMetrics } from '../observability/node-metrics.js';
+import type { ProcessMetrics } from '../../observability/node-metrics.js';
 
 /** One thread's registry as JSON (registry.getMetricsAsJSON()), by thread index (0: the main thread). */
 export interface ThreadSeries {

@@ -1,17 +1,17 @@
-import type { Config } from './config/schema.js';
-import type { Logger } from './observability/logger.js';
-import type { Sql } from './storage/db.js';
-import type { InvalidationBus } from './cache/invalidation-bus.js';
-import type { CacheStore } from './cache/cache-store.js';
-import type { KeyAuthenticator } from './auth/key-authenticator.js';
-import type { Router } from './http/router.js';
-import type { TopologyRepo } from './storage/topology-repo.js';
-import type { SsrfGuard } from './delivery/ssrf-guard.js';
-import type { RouteTable } from './routing/route-table.js';
-import type { EventLogBackend } from './node-backends.js';
-import type { Check } from './observability/readiness.js';
-import type { Tracing } from './observability/tracing.js';
-import type { MetricSources } from './observability/metric-sources.js';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../observability/logger.js';
+import type { Sql } from '../storage/db.js';
+import type { InvalidationBus } from '../cache/invalidation-bus.js';
+import type { CacheStore } from '../cache/cache-store.js';
+import type { KeyAuthenticator } from '../auth/key-authenticator.js';
+import type { Router } from '../http/router.js';
+import type { TopologyRepo } from '../storage/topology-repo.js';
+import type { SsrfGuard } from '../delivery/ssrf-guard.js';
+import type { RouteTable } from '../routing/route-table.js';
+import type { EventLogBackend } from '../event-log/event-log-backend.js';
+import type { Check } from '../observability/readiness.js';
+import type { Tracing } from '../observability/tracing.js';
+import type { MetricSources } from '../observability/metric-sources.js';
 
 /**
  * What every role of a process shares: configuration, the backends, the

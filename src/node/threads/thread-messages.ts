@@ -1,5 +1,5 @@
-import type { Config } from '../config/schema.js';
-import type { CheckResult, ReadinessStatus } from '../observability/readiness.js';
+import type { Config } from '../../config/schema.js';
+import type { CheckResult, ReadinessStatus } from '../../observability/readiness.js';
 
 /** The shared HTTP port a node thread listens on too (SO_REUSEPORT: the kernel spreads the connections). */
 export interface ThreadListen {
@@ -26,7 +26,7 @@ export type ToThread =
   | { type: 'metrics-answer'; id: number; text: string | null }
   /** Test hook: the thread fails as a bug would (an uncaught exception). */
   | { type: 'crash' }
-  /** The thread's delivery role may join the consumer group now (src/threads/consume-barrier.ts). */
+  /** The thread's delivery role may join the consumer group now (src/node/threads/consume-barrier.ts). */
   | { type: 'consume' };
 
 /** A check failing on a thread: its name (redis, postgres, kafka, …) and why. */

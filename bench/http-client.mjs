@@ -1,8 +1,8 @@
 /**
  * `node bench/http-client.mjs [requests]` (needs `npm run build` once): the
  * HTTP clients delivery can use for http: targets — undici through
- * dist/delivery/undici-client.js (SSRF-guarded connect, a dispatch handler on
- * undici 8's controller interface), streamgate's own Http1Pool (dist/delivery/http1-pool.js) and
+ * dist/delivery/http/undici-client.js (SSRF-guarded connect, a dispatch handler on
+ * undici 8's controller interface), streamgate's own Http1Pool (dist/delivery/http/http1-pool.js) and
  * node:http with a keep-alive agent — alternating for BENCH_ROUNDS rounds
  * (default 3; the order rotates each round). 64 requests in flight over at
  * most 16 connections, 1 KB bodies, a node:http receiver in a child process
@@ -14,9 +14,9 @@
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { Http1Pool } from '../dist/delivery/http1-pool.js';
-import { SsrfGuard } from '../dist/delivery/ssrf-guard.js';
-import { UndiciClient } from '../dist/delivery/undici-client.js';
+import { Http1Pool } from '../dist/delivery/http/http1-pool.js';
+import { SsrfGuard } from '../dist/delivery/http/ssrf-guard.js';
+import { UndiciClient } from '../dist/delivery/http/undici-client.js';
 
 if (process.argv[2] === 'receiver') {
   const server = http.createServer((req, res) => {

@@ -1,16 +1,16 @@
 import type { EventRecord } from '../event-log/event-record.js';
 import type { RouteTarget } from '../routing/route-table.js';
 import type { RetryPolicy } from '../routing/target-settings.js';
-import type { DispatchResult, HttpDispatcher } from './http-dispatcher.js';
-import { TokenError, type OAuthTokens } from './oauth-tokens.js';
+import type { DispatchResult, HttpDispatcher } from './http/http-dispatcher.js';
+import { TokenError, type OAuthTokens } from './http/oauth-tokens.js';
 import { classify, type Outcome } from './outcome.js';
-import { outboundHeaders } from './outbound-headers.js';
+import { outboundHeaders } from './http/outbound-headers.js';
 import { simulateAttempt } from './sandbox.js';
-import { paymentsSignature, signatureHeaders } from './signing.js';
-import type { SigningPlan, SigningPlans } from './signing-plans.js';
+import { paymentsSignature, signatureHeaders } from './signing/signing.js';
+import type { SigningPlan, SigningPlans } from './signing/signing-plans.js';
 import { formatTraceparent } from '../observability/trace-context.js';
 import { endWithStatus, NO_TRACING, type Tracing } from '../observability/tracing.js';
-import type { FlowPermit, TargetFlows } from './target-flows.js';
+import type { FlowPermit, TargetFlows } from './flow/target-flows.js';
 
 /** What one attempt came to. */
 export interface AttemptReport {
@@ -24,11 +24,11 @@ export interface AttemptReport {
 
 /**
  * Makes ONE attempt to deliver an event to a target; when to try again is the
- * lane's business (src/actors/lane.ts). An attempt is a small pipeline:
+ * lane's business (src/delivery/lane.ts). An attempt is a small pipeline:
  *
  *   flow permit ─► headers (mapped < own < static) ─► authorise ─► sign ─► send (deadline, cap) ─► classify
  *   (the target's                                        └── OAuth 2.0: a 401 refreshes the token and resends once
- *    limit, rate, pause: src/delivery/target-flows.ts; taken before signing, so a wait never ages a signature)
+ *    limit, rate, pause: src/delivery/flow/target-flows.ts; taken before signing, so a wait never ages a signature)
  *
  * Sandbox events stop before the permit: a simulated answer stands in for the send.
  */

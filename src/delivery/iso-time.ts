@@ -1,5 +1,5 @@
 /**
- * `new Date(ms).toISOString()` for the attempt log, which stamps every
+ * `new Date(ms).toISOString()` for the delivery records, which stamps every
  * attempt: a backlog drains thousands per second, so most stamps fall in a
  * second already formatted. The "YYYY-MM-DDTHH:mm:ss." prefix of the last
  * second is kept and only the milliseconds are appended; the string is the

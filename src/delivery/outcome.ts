@@ -1,4 +1,4 @@
-import type { DispatchResult } from './http-dispatcher.js';
+import type { DispatchResult } from './http/http-dispatcher.js';
 
 /** How an attempt ended, as the retry logic needs it. */
 export type Outcome =

@@ -1,5 +1,5 @@
 import type { EventRecord } from '../event-log/event-record.js';
-import type { DispatchResult } from './http-dispatcher.js';
+import type { DispatchResult } from './http/http-dispatcher.js';
 
 type SandboxSpec = NonNullable<EventRecord['sandbox']>;
 

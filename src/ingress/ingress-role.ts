@@ -35,7 +35,7 @@ export async function startIngressRole(ctx: NodeContext): Promise<RoleHandle> {
   const deps = {
     queues,
     auth,
-    log: writer,
+    eventLog: writer,
     idempotency: new IdempotencyGate(ctx.cache, {
       pendingTtlMs: cfg.idempotencyPendingTtlMs,
       waitMs: cfg.idempotencyWaitMs,

@@ -19,7 +19,7 @@ import { attachTraceContext } from './trace-headers.js';
 export interface PostEventDeps {
   queues: QueueDirectory;
   auth: IngressAuth;
-  log: EventLogWriter;
+  eventLog: EventLogWriter;
   idempotency: IdempotencyGate;
   keyMaxBytes: number;
   idempotencyKeyMaxBytes: number;
@@ -116,7 +116,7 @@ async function appendRecord(deps: PostEventDeps, exchange: Exchange, record: Eve
   // Timed only for the metrics, which read it from the answer (Exchange.ingress).
   const started = answeredChannel.hasSubscribers ? performance.now() : 0;
   try {
-    await deps.log.append(record);
+    await deps.eventLog.append(record);
   } catch {
     throw new ServiceError('unavailable', 'The event log did not acknowledge the event; it was not accepted.');
   }

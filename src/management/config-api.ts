@@ -5,7 +5,7 @@ import { ServiceError } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
 import type { Router } from '../http/router.js';
 import type { KeyProfile } from '../auth/api-key.js';
-import type { SsrfGuard } from '../delivery/ssrf-guard.js';
+import type { SsrfGuard } from '../delivery/http/ssrf-guard.js';
 import type { LicenseRepo } from '../storage/license-repo.js';
 import type { QueueRow, TargetRow, TopologyRepo, Upserted, WorkspaceRow } from '../storage/topology-repo.js';
 import { FieldReader, readJsonObject } from './json-body.js';

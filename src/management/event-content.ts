@@ -4,7 +4,7 @@ import type { EventRecord } from '../event-log/event-record.js';
  * What the event page shows of an event beyond its keys: the headers the
  * record keeps (the ones delivery sends on from ingress: content type, mapped
  * headers, the hop path, trace context) and the body, base64 so any bytes
- * survive JSON. Read back from the event log (the attempt log holds no body),
+ * survive JSON. Read back from the event log (the delivery records holds no body),
  * so an event past the log's retention shows `retained: false` and no body.
  */
 export interface EventContent {

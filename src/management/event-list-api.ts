@@ -10,7 +10,7 @@ import { encodeCursor, readEventListQuery } from './event-list-query.js';
  * newest first, filtered (status, target, from/to, eventType, partitionKey,
  * all of them ANDed) and paginated by an opaque keyset cursor.
  *
- * It reads the attempt log delivery writes in batches, not anything ingress
+ * It reads the delivery records delivery writes in batches, not anything ingress
  * writes: accepting an event costs no database write, so an event is listed
  * once a delivery node has consumed it (normally well under a second after its
  * 202; longer while delivery is behind). GET …/events/{id} finds it earlier.

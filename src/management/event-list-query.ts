@@ -1,5 +1,5 @@
 import { ServiceError, type FieldProblem } from '../errors.js';
-import type { DeliveryStatus } from '../storage/delivery-log-repo.js';
+import type { DeliveryStatus } from '../storage/delivery-record-repo.js';
 import type { EventListPosition } from '../storage/event-list-repo.js';
 
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'retrying', 'failed', 'blocked'];

@@ -5,7 +5,7 @@ import type { Exchange } from '../http/exchange.js';
 import type { FoundRecord } from '../event-log/event-log.js';
 import { decodeEvent, type EventRecord } from '../event-log/event-record.js';
 import type { NodeContext } from '../node/node-context.js';
-import { DeliveryLogRepo, type EventView } from '../storage/delivery-log-repo.js';
+import { DeliveryRecordRepo, type EventView } from '../storage/delivery-record-repo.js';
 import { RedeliveryRepo } from '../storage/redelivery-repo.js';
 import type { WorkspaceRow } from '../storage/topology-repo.js';
 import { FieldReader, readJsonObject } from './json-body.js';
@@ -17,7 +17,7 @@ import { eventContent } from './event-content.js';
 /** Events listed by one sandbox run answer, at most. */
 const RUN_LIMIT = 1000;
 /**
- * An event id minted this recently whose event is not in the attempt log yet
+ * An event id minted this recently whose event is not in the delivery records yet
  * is most likely still on its way from the log to delivery: its GET waits (up
  * to FRESH_WAIT_MS, polling) instead of answering 404 a moment too early.
  */
@@ -25,7 +25,7 @@ const FRESH_MS = 10_000;
 const FRESH_WAIT_MS = 1_500;
 const FRESH_POLL_MS = 100;
 /**
- * Older than that and still not in the attempt log (delivery is behind), the
+ * Older than that and still not in the delivery records (delivery is behind), the
  * event is looked up in the log itself, near the time its id carries: Kafka
  * stamps a record when it is produced, within moments of its receipt (the
  * window allows for producer retries and clocks a second apart).
@@ -41,7 +41,7 @@ const LOOKUP_WINDOW_MS = 6_000;
  *   POST /v1/tenants/{tenant}/events/{eventId}/redeliver    { target? }: deliver again, same event id
  *   GET  /v1/tenants/{tenant}/sandbox/runs/{runId}          a sandbox run's events and simulated attempts
  *
- * What is shown comes from the attempt log delivery writes in batches, so an
+ * What is shown comes from the delivery records delivery writes in batches, so an
  * event appears once a delivery node has consumed it (normally within a
  * fraction of a second of its 202) and attempts show up to ~100 ms late. A GET
  * for an event received in the last 10 s that is not there yet waits for it
@@ -50,7 +50,7 @@ const LOOKUP_WINDOW_MS = 6_000;
  * carries, and shown with every routed target pending.
  */
 export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void {
-  const log = new DeliveryLogRepo(ctx.sql);
+  const log = new DeliveryRecordRepo(ctx.sql);
   const redeliveries = new RedeliveryRepo(ctx.sql);
   const opts = { maxBodyBytes: ctx.config.server.maxManagementBodyBytes };
   const lookups = new LogLookups(ctx);
@@ -68,7 +68,7 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     ex.sendJson(200, { ...eventJson(ws, event), ...eventContent(record && record.id === event.eventId ? record : null) });
   });
 
-  /** The attempt log's view of an event; failing that, the event log's (delivery has not consumed it yet). */
+  /** The delivery records's view of an event; failing that, the event log's (delivery has not consumed it yet). */
   async function findEvent(ws: WorkspaceRow, eventId: string, ex: Exchange): Promise<EventView | null> {
     const event = await log.event(ws.id, eventId);
     const minted = eventIdTime(eventId);
@@ -83,7 +83,7 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     }
     if (Date.now() - minted >= LOOKUP_MAX_AGE_MS || minted >= Date.now() + FRESH_MS) return null;
     const found = await lookups.find(eventId, minted, ex.requestId);
-    // Delivery may have consumed it meanwhile: the attempt log then has more to say.
+    // Delivery may have consumed it meanwhile: the delivery records then has more to say.
     const consumed = await log.event(ws.id, eventId);
     if (consumed || found === null || found.record.workspaceId !== ws.id) return consumed;
     return notConsumedView(ctx, found);
@@ -95,7 +95,7 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     const targetName = r.string('target', { max: 100 });
     r.done();
     // The same lookup as GET: an event delivered moments ago may not be in the
-    // attempt log yet (it is flushed in batches), but the event log has it.
+    // delivery records yet (it is flushed in batches), but the event log has it.
     const event = await findEvent(ws, decodePathSegment(ex.params[1]!), ex);
     if (!event) throw new ServiceError('not_found', 'No such event.');
 
@@ -130,7 +130,7 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
   });
 }
 
-/** Searches of the log for events the attempt log does not show yet, one at a time (each may join a Kafka group). */
+/** Searches of the log for events the delivery records does not show yet, one at a time (each may join a Kafka group). */
 class LogLookups {
   private chain: Promise<unknown> = Promise.resolve();
 

@@ -1,14 +1,14 @@
 import { deliveryStream } from '../delivery/delivery-stream.js';
 import { decodeEvent } from '../event-log/event-record.js';
 import type { NodeContext } from '../node/node-context.js';
-import type { DeliveryLogRepo } from '../storage/delivery-log-repo.js';
+import type { DeliveryRecordRepo } from '../storage/delivery-record-repo.js';
 import type { RedeliveryInput, RedeliveryRepo } from '../storage/redelivery-repo.js';
 
 /** One event to deliver again to some of the targets it was routed to. */
 export interface RedeliveryOrder {
   eventId: string;
   targetIds: readonly string[];
-  /** Where the event log holds the record (from the attempt log). */
+  /** Where the event log holds the record (from the delivery records). */
   logPartition: number;
   logOffset: bigint;
 }
@@ -23,7 +23,7 @@ export interface RedeliveryOrder {
  */
 export async function redeliver(
   ctx: Pick<NodeContext, 'eventLog' | 'config'>,
-  repos: { redeliveries: RedeliveryRepo; log: DeliveryLogRepo },
+  repos: { redeliveries: RedeliveryRepo; log: DeliveryRecordRepo },
   orders: readonly RedeliveryOrder[],
 ): Promise<{ gone: RedeliveryOrder[] }> {
   const stream = deliveryStream(ctx.config.kafka);

@@ -2,7 +2,7 @@ import type { ManagementAuth } from '../auth/management-auth.js';
 import { ServiceError } from '../errors.js';
 import { decodePathSegment } from '../http/path-segment.js';
 import type { NodeContext } from '../node/node-context.js';
-import { DeliveryLogRepo } from '../storage/delivery-log-repo.js';
+import { DeliveryRecordRepo } from '../storage/delivery-record-repo.js';
 import { RedeliveryJobRepo, type RedeliveryJobRow } from '../storage/redelivery-job-repo.js';
 import { RedeliveryRepo } from '../storage/redelivery-repo.js';
 import { redeliver } from './redeliver.js';
@@ -33,7 +33,7 @@ const MAX_JOB_DELIVERIES = 100_000;
 export function registerRedeliveryJobsApi(ctx: NodeContext, auth: ManagementAuth): { drain(): Promise<void> } {
   const jobs = new RedeliveryJobRepo(ctx.sql);
   // The job works on the plain pool: its queries are not bound by a request's deadline.
-  const repos = { redeliveries: new RedeliveryRepo(ctx.backgroundSql), log: new DeliveryLogRepo(ctx.backgroundSql) };
+  const repos = { redeliveries: new RedeliveryRepo(ctx.backgroundSql), log: new DeliveryRecordRepo(ctx.backgroundSql) };
   const runner = new RedeliveryJobRunner(
     new RedeliveryJobRepo(ctx.backgroundSql),
     (orders) => redeliver(ctx, repos, orders),

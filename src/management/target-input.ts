@@ -1,5 +1,5 @@
 import { ServiceError } from '../errors.js';
-import type { SsrfGuard } from '../delivery/ssrf-guard.js';
+import type { SsrfGuard } from '../delivery/http/ssrf-guard.js';
 import { forwardedHeaderProblem, isHeaderValue, routeCollisions, staticHeaderProblem } from '../routing/header-rules.js';
 import type { QueueSettings } from '../routing/queue-settings.js';
 import type { RetryPolicy, TargetAuth, TargetSettings } from '../routing/target-settings.js';

@@ -6,7 +6,7 @@ import type { CacheStore } from '../cache/cache-store.js';
 import type { KeyAuthenticator } from '../auth/key-authenticator.js';
 import type { Router } from '../http/router.js';
 import type { TopologyRepo } from '../storage/topology-repo.js';
-import type { SsrfGuard } from '../delivery/ssrf-guard.js';
+import type { SsrfGuard } from '../delivery/http/ssrf-guard.js';
 import type { RouteTable } from '../routing/route-table.js';
 import type { EventLogBackend } from '../event-log/event-log-backend.js';
 import type { Check } from '../observability/readiness.js';

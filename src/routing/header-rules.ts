@@ -3,7 +3,7 @@
  * header configuration: targets (static headers, group key header; see
  * src/management/target-input.ts) and queues (mapped headers; see
  * src/management/queue-input.ts). Delivery applies the same precedence when it
- * builds a request (src/delivery/outbound-headers.ts).
+ * builds a request (src/delivery/http/outbound-headers.ts).
  *
  * Precedence on a collision, lowest first (rule 1):
  *   mapped headers / group key header  <  the service's own  <  static / auth / signing

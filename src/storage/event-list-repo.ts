@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
 import type { Sql } from './db.js';
-import type { DeliveryStatus } from './delivery-log-repo.js';
+import type { DeliveryStatus } from './delivery-record-repo.js';
 
 /** Where a page starts: after this (receivedAt, eventId), newest first. */
 export interface EventListPosition {

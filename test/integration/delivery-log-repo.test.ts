@@ -1,7 +1,7 @@
 import t from 'tap';
 import { connectDatabase } from '../../src/storage/db.js';
 import { migrate } from '../../src/storage/migrate.js';
-import { DeliveryLogRepo, type DeliveryLogInput } from '../../src/storage/delivery-log-repo.js';
+import { DeliveryRecordRepo, type DeliveryRowInput } from '../../src/storage/delivery-record-repo.js';
 import { freshDatabase } from '../helpers/backends.js';
 
 /**
@@ -13,8 +13,8 @@ t.test('overlapping batches written at once, in opposite orders: no deadlock, ev
   const sql = connectDatabase(await freshDatabase(t), 4);
   t.teardown(() => sql.end());
   await migrate(sql);
-  const repo = new DeliveryLogRepo(sql);
-  const rows = (round: number, writer: string): DeliveryLogInput[] =>
+  const repo = new DeliveryRecordRepo(sql);
+  const rows = (round: number, writer: string): DeliveryRowInput[] =>
     Array.from({ length: 300 }, (_, i) => ({
       eventId: `evt_${String(i).padStart(4, '0')}`,
       targetId: String(1 + (i % 3)),

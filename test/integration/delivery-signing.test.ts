@@ -89,7 +89,7 @@ t.test('hmac queues: v1 and v2 signatures match an independent implementation of
     t.equal(req.headers['x-service-signatures'], `v2=${expected.v2}`, `${id}: v2 matches`);
     t.notOk(req.headers['payments-signature'], 'no payments signature on an hmac queue');
 
-    // The receiver helper (src/delivery/verify-signature.ts) agrees, and refuses tampering.
+    // The receiver helper (src/delivery/signing/verify-signature.ts) agrees, and refuses tampering.
     const check = (over: Partial<Parameters<typeof verifyServiceSignature>[0]> = {}) =>
       verifyServiceSignature({ url: req.path, headers: req.headers, body: req.body, secret: ['whsec_older-secret', 'whsec_newest-secret'], ...over });
     t.match(check(), { ok: true, version: 'v2', keyId: 'sig_newest_key_000000002' });

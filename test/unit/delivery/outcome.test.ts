@@ -1,6 +1,6 @@
 import t from 'tap';
 import { classify, parseRetryAfter } from '../../../src/delivery/outcome.js';
-import type { DispatchResult } from '../../../src/delivery/http-dispatcher.js';
+import type { DispatchResult } from '../../../src/delivery/http/http-dispatcher.js';
 
 const response = (status: number, headers: Record<string, string> = {}): DispatchResult => ({
   kind: 'response',

@@ -1,0 +1,55 @@
+import { createHmac } from 'node:crypto';
+import { randomBytesPooled } from '../../ids.js';
+import { hmacHex, sha256Hex, v1Canonical, v2Canonical, type V1Fields } from './canonical.js';
+
+/** A workspace signing key (contract §2): its id travels in X-Service-Key-Id. */
+export interface SigningKey {
+  keyId: string;
+  secret: string;
+}
+
+/**
+ * The outbound HMAC headers of one attempt (contract §3, reference §6), made
+ * afresh for every attempt: a new timestamp and nonce each time, so a captured
+ * request cannot be replayed past the receiver's tolerance.
+ *
+ *   X-Service-Key-Id, X-Service-Timestamp, X-Service-Nonce, X-Service-Content-SHA256
+ *   X-Service-Signature:  hex HMAC of the v1 string
+ *   X-Service-Signatures: v2=<hex HMAC of the v2 string>
+ *
+ * Mapped and group-key headers are not covered (reference §6 rule 4).
+ */
+export function signatureHeaders(
+  key: SigningKey,
+  request: { url: URL; body: Buffer; eventId: string; idempotencyKey: string | null },
+  nowMs: number,
+): Record<string, string> {
+  const fields: V1Fields = {
+    method: 'POST',
+    path: request.url.pathname,
+    query: request.url.search.slice(1),
+    timestamp: String(Math.floor(nowMs / 1000)),
+    nonce: randomBytesPooled(16).toString('hex'),
+    bodySha256: sha256Hex(request.body),
+  };
+  return {
+    'x-service-key-id': key.keyId,
+    'x-service-timestamp': fields.timestamp,
+    'x-service-nonce': fields.nonce,
+    'x-service-content-sha256': fields.bodySha256,
+    'x-service-signature': hmacHex(key.secret, v1Canonical(fields)),
+    'x-service-signatures': `v2=${hmacHex(key.secret, v2Canonical(fields, request.eventId, request.idempotencyKey))}`,
+  };
+}
+
+/**
+ * Payments-Signature recalculation (contract §3): `t=<unix seconds>,v1=<hex
+ * HMAC(secret, "<t>.<raw body>")>`, the scheme Stripe's libraries verify. Only
+ * timestamp and body are covered (reference §6 rule 4).
+ */
+export function paymentsSignature(secret: string, body: Buffer, nowMs: number): string {
+  const t = Math.floor(nowMs / 1000);
+  // The body is hashed as the raw bytes received, never decoded as text.
+  const mac = createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex');
+  return `t=${t},v1=${mac}`;
+}

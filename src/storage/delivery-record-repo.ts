@@ -1,0 +1,207 @@
+import type { Sql } from './db.js';
+
+/** An attempt as the inspection API shows it (contract §6). */
+export interface AttemptEntry {
+  /** ISO-8601 UTC. */
+  at: string;
+  /** HTTP status, or null when no response came (network error, timeout). */
+  status: number | null;
+  durationMs: number;
+  error: string | null;
+  /** Sandbox: the attempt was simulated, nothing was sent. */
+  simulated?: true;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'retrying' | 'failed' | 'blocked';
+
+export interface EventRowInput {
+  eventId: string;
+  workspaceId: string;
+  queueName: string;
+  eventType: string | null;
+  groupKey: string | null;
+  partitionKey: string | null;
+  idempotencyKey: string | null;
+  receivedAt: number;
+  partition: number;
+  offset: bigint;
+  runId: string | null;
+  targetIds: readonly string[];
+}
+
+export interface DeliveryRowInput {
+  eventId: string;
+  targetId: string;
+  status: DeliveryStatus;
+  /** Attempts since the last write: appended to what is stored. */
+  attempts: AttemptEntry[];
+  /** '<consumer group>/<topic>' (see migration 030). */
+  stream: string;
+  partition: number;
+  offset: bigint;
+}
+
+export interface EventView {
+  eventId: string;
+  queueName: string;
+  eventType: string | null;
+  groupKey: string | null;
+  partitionKey: string | null;
+  idempotencyKey: string | null;
+  receivedAt: Date;
+  runId: string | null;
+  logPartition: number;
+  logOffset: bigint;
+  deliveries: DeliveryView[];
+}
+
+export interface DeliveryView {
+  targetId: string;
+  targetPublicId: string | null;
+  targetName: string | null;
+  status: DeliveryStatus;
+  attempts: AttemptEntry[];
+  updatedAt: Date | null;
+}
+
+/** A row as Postgres returns it: the offset as text (bigint), targets as ids. */
+type EventRowDb = Omit<EventView, 'logOffset' | 'deliveries'> & { logOffset: string; targetIds: string[] };
+
+/**
+ * The delivery records: what delivery saw and did, for GET …/events/{id}, sandbox
+ * runs and the replay check of a new partition owner. Written only in batches
+ * (src/delivery/delivery-records.ts), with synchronous_commit off: losing the last
+ * fraction of a second of log on a database crash costs at most a duplicate
+ * delivery on replay, never an event, so the log need not wait for fsync.
+ */
+export class DeliveryRecordRepo {
+  constructor(private readonly sql: Sql) {}
+
+  async writeBatch(events: readonly EventRowInput[], deliveries: readonly DeliveryRowInput[]): Promise<void> {
+    if (events.length === 0 && deliveries.length === 0) return;
+    // Each batch travels as ONE JSON document that Postgres unpacks
+    // (json_to_recordset): one native JSON.stringify here instead of escaping
+    // a dozen parameter arrays element by element, and the unpacking runs in
+    // the database's process, off this event loop.
+    const eventsJson = JSON.stringify(events.map((e) => ({
+      e: e.eventId, w: e.workspaceId, q: e.queueName, et: e.eventType, gk: e.groupKey, pk: e.partitionKey,
+      ik: e.idempotencyKey, ra: e.receivedAt, p: e.partition, o: e.offset.toString(), r: e.runId, t: e.targetIds,
+    })));
+    const deliveriesJson = JSON.stringify(deliveries.map((d) => ({
+      e: d.eventId, t: d.targetId, s: d.status, a: d.attempts, st: d.stream, p: d.partition, o: d.offset.toString(),
+    })));
+    // Rows go in key order: two batches holding the same rows (threads or nodes
+    // writing around a rebalance) then lock them in the same order and one waits
+    // for the other, instead of each holding what the other needs (deadlock detected).
+    await this.sql.begin(async (tx) => {
+      await tx`SET LOCAL synchronous_commit = off`;
+      if (events.length > 0) {
+        await tx`
+          INSERT INTO event_log (event_id, workspace_id, queue_name, event_type, group_key, partition_key,
+                                 idempotency_key, received_at, log_partition, log_offset, run_id, target_ids)
+          SELECT e, w, q, et, gk, pk, ik, to_timestamp(ra / 1000.0), p, o, r, t
+          FROM json_to_recordset(${eventsJson}::text::json)
+               AS x(e text, w bigint, q text, et text, gk text, pk text, ik text, ra double precision, p int, o bigint, r text, t bigint[])
+          ORDER BY e
+          ON CONFLICT (event_id) DO NOTHING`;
+      }
+      if (deliveries.length > 0) {
+        await tx`
+          INSERT INTO delivery_log (event_id, target_id, status, attempts, log_stream, log_partition, log_offset)
+          SELECT e, t, s, a, st, p, o
+          FROM json_to_recordset(${deliveriesJson}::text::json)
+               AS x(e text, t bigint, s text, a jsonb, st text, p int, o bigint)
+          ORDER BY e, t
+          ON CONFLICT (event_id, target_id) DO UPDATE
+            SET status = EXCLUDED.status, attempts = delivery_log.attempts || EXCLUDED.attempts, updated_at = now()`;
+      }
+    });
+  }
+
+  /** Highest offset of the partition the log knows a delivery of: replays past it need no check. */
+  async highestOffset(stream: string, partition: number): Promise<bigint | null> {
+    const [row] = await this.sql<{ o: string | null }[]>`
+      SELECT max(log_offset)::text AS o FROM delivery_log WHERE log_stream = ${stream} AND log_partition = ${partition}`;
+    return row?.o ? BigInt(row.o) : null;
+  }
+
+  /** Deliveries of records in [from, to] that are over (delivered, failed, blocked): not to be sent again. */
+  async finishedBetween(stream: string, partition: number, from: bigint, to: bigint): Promise<Array<{ offset: bigint; targetId: string }>> {
+    const rows = await this.sql<{ o: string; t: string }[]>`
+      SELECT log_offset::text AS o, target_id::text AS t FROM delivery_log
+      WHERE log_stream = ${stream} AND log_partition = ${partition}
+        AND log_offset BETWEEN ${from.toString()}::bigint AND ${to.toString()}::bigint
+        AND status IN ('delivered', 'failed', 'blocked')`;
+    return rows.map((r) => ({ offset: BigInt(r.o), targetId: r.t }));
+  }
+
+  async event(workspaceId: string, eventId: string): Promise<EventView | null> {
+    const [row] = await this.sql<EventRowDb[]>`
+      SELECT event_id AS "eventId", queue_name AS "queueName", event_type AS "eventType", group_key AS "groupKey",
+             partition_key AS "partitionKey", idempotency_key AS "idempotencyKey", received_at AS "receivedAt",
+             run_id AS "runId", log_partition AS "logPartition", log_offset::text AS "logOffset", target_ids::text[] AS "targetIds"
+      FROM event_log WHERE event_id = ${eventId} AND workspace_id = ${workspaceId}`;
+    if (!row) return null;
+    return (await this.withDeliveries([row]))[0]!;
+  }
+
+  /** The events of a sandbox run, oldest first. */
+  async runEvents(workspaceId: string, runId: string, limit: number): Promise<EventView[]> {
+    const rows = await this.sql<EventRowDb[]>`
+      SELECT event_id AS "eventId", queue_name AS "queueName", event_type AS "eventType", group_key AS "groupKey",
+             partition_key AS "partitionKey", idempotency_key AS "idempotencyKey", received_at AS "receivedAt",
+             run_id AS "runId", log_partition AS "logPartition", log_offset::text AS "logOffset", target_ids::text[] AS "targetIds"
+      FROM event_log WHERE workspace_id = ${workspaceId} AND run_id = ${runId}
+      ORDER BY received_at, event_id LIMIT ${limit}`;
+    return this.withDeliveries(rows);
+  }
+
+  /** Marks deliveries as pending again (a redelivery was requested): one statement for the whole batch. */
+  async markPending(items: ReadonlyArray<{ eventId: string; targetId: string; partition: number; offset: bigint }>, stream: string): Promise<void> {
+    if (items.length === 0) return;
+    await this.sql`
+      INSERT INTO delivery_log (event_id, target_id, status, log_stream, log_partition, log_offset)
+      SELECT e, t::bigint, 'pending', ${stream}, p, o::bigint
+      FROM unnest(${items.map((i) => i.eventId)}::text[], ${items.map((i) => i.targetId)}::text[],
+                  ${items.map((i) => i.partition)}::int[], ${items.map((i) => i.offset.toString())}::text[]) AS u(e, t, p, o)
+      ON CONFLICT (event_id, target_id) DO UPDATE SET status = 'pending', updated_at = now()`;
+  }
+
+  private async withDeliveries(rows: EventRowDb[]): Promise<EventView[]> {
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.eventId);
+    const deliveries = await this.sql<Array<DeliveryView & { eventId: string }>>`
+      SELECT d.event_id AS "eventId", d.target_id::text AS "targetId", t.public_id AS "targetPublicId", t.name AS "targetName",
+             d.status, d.attempts, d.updated_at AS "updatedAt"
+      FROM delivery_log d LEFT JOIN targets t ON t.id = d.target_id
+      WHERE d.event_id = ANY(${ids}::text[])
+      ORDER BY d.event_id, d.target_id`;
+    const routed = [...new Set(rows.flatMap((r) => r.targetIds))];
+    const names = new Map(
+      (await this.sql<{ id: string; publicId: string; name: string }[]>`
+        SELECT id::text, public_id AS "publicId", name FROM targets WHERE id = ANY(${routed}::bigint[])`).map((t) => [t.id, t]),
+    );
+    return rows.map((r) => {
+      const own = deliveries.filter((d) => d.eventId === r.eventId).map(({ eventId: _e, ...d }) => d);
+      // Routed targets without a row yet: consumed, not attempted yet.
+      for (const targetId of r.targetIds) {
+        if (own.some((d) => d.targetId === targetId)) continue;
+        const t = names.get(targetId);
+        own.push({ targetId, targetPublicId: t?.publicId ?? null, targetName: t?.name ?? null, status: 'pending', attempts: [], updatedAt: null });
+      }
+      return {
+        eventId: r.eventId,
+        queueName: r.queueName,
+        eventType: r.eventType,
+        groupKey: r.groupKey,
+        partitionKey: r.partitionKey,
+        idempotencyKey: r.idempotencyKey,
+        receivedAt: r.receivedAt,
+        runId: r.runId,
+        logPartition: r.logPartition,
+        logOffset: BigInt(r.logOffset),
+        deliveries: own,
+      };
+    });
+  }
+}

@@ -1,0 +1,81 @@
+import t from 'tap';
+import { DeliveryRecords } from '../../../src/delivery/delivery-records.js';
+import type { DeliveryRowInput, DeliveryRecordRepo, EventRowInput } from '../../../src/storage/delivery-record-repo.js';
+
+const silent = { warn() {} } as never;
+
+/** A repository that records batches and can be told to fail or to hang. */
+function fakeRepo() {
+  const batches: Array<{ events: EventRowInput[]; deliveries: DeliveryRowInput[] }> = [];
+  const state = { fail: 0, hold: null as Promise<void> | null };
+  const repo = {
+    async writeBatch(events: EventRowInput[], deliveries: DeliveryRowInput[]) {
+      if (state.hold) await state.hold;
+      if (state.fail > 0) {
+        state.fail--;
+        throw new Error('db down');
+      }
+      batches.push({ events: [...events], deliveries: deliveries.map((d) => ({ ...d, attempts: [...d.attempts] })) });
+    },
+  } as unknown as DeliveryRecordRepo;
+  return { repo, batches, state };
+}
+
+const attempt = (status: number) => ({ at: new Date().toISOString(), status, durationMs: 1, error: null });
+const base = { eventId: 'evt_1', targetId: '1', stream: 'g/tp', partition: 0, offset: 5n };
+const event = (id: string): EventRowInput => ({ eventId: id, workspaceId: '1', queueName: 'q', eventType: null, groupKey: null, partitionKey: null, idempotencyKey: null, receivedAt: 0, partition: 0, offset: 0n, runId: null, targetIds: ['1'] });
+
+t.test('writes in batches, merging the updates of one delivery', async (t) => {
+  const { repo, batches } = fakeRepo();
+  const log = new DeliveryRecords(repo, { flushMs: 20, maxBatch: 1000, maxBuffered: 10_000 }, silent);
+  log.eventSeen(event('evt_1'));
+  log.delivery({ ...base, status: 'retrying', attempt: attempt(503) });
+  log.delivery({ ...base, status: 'delivered', attempt: attempt(200) });
+  t.equal(batches.length, 0, 'nothing written synchronously');
+  await new Promise((r) => setTimeout(r, 60));
+  t.equal(batches.length, 1, 'one write for all of it');
+  t.equal(batches[0]!.deliveries.length, 1);
+  t.equal(batches[0]!.deliveries[0]!.status, 'delivered', 'the latest status');
+  t.same(batches[0]!.deliveries[0]!.attempts.map((a) => a.status), [503, 200], 'every attempt, in order');
+});
+
+t.test('a full batch is written without waiting for the timer', async (t) => {
+  const { repo, batches } = fakeRepo();
+  const log = new DeliveryRecords(repo, { flushMs: 60_000, maxBatch: 3, maxBuffered: 10_000 }, silent);
+  for (const id of ['a', 'b', 'c']) log.eventSeen(event(id));
+  await new Promise((r) => setTimeout(r, 20));
+  t.equal(batches.length, 1);
+});
+
+t.test('a failed write keeps its rows, ahead of newer ones, and is retried', async (t) => {
+  const { repo, batches, state } = fakeRepo();
+  state.fail = 1;
+  const log = new DeliveryRecords(repo, { flushMs: 10, maxBatch: 1000, maxBuffered: 10_000 }, silent);
+  log.delivery({ ...base, status: 'retrying', attempt: attempt(500) });
+  await new Promise((r) => setTimeout(r, 25));
+  log.delivery({ ...base, status: 'delivered', attempt: attempt(200) });
+  await log.flush();
+  await new Promise((r) => setTimeout(r, 50));
+  const all = batches.flatMap((b) => b.deliveries);
+  t.equal(all.at(-1)!.status, 'delivered');
+  t.same(all.flatMap((d) => d.attempts.map((a) => a.status)), [500, 200], 'no attempt lost or reordered');
+});
+
+t.test('backlogged past maxBuffered; room() resolves once written', async (t) => {
+  const { repo, state } = fakeRepo();
+  let release!: () => void;
+  state.hold = new Promise((r) => (release = r));
+  const log = new DeliveryRecords(repo, { flushMs: 1, maxBatch: 2, maxBuffered: 4 }, silent);
+  for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) log.eventSeen(event(id));
+  await new Promise((r) => setTimeout(r, 10));
+  t.ok(log.backlogged, 'the database is stuck: backlogged');
+  let roomy = false;
+  const room = log.room().then(() => (roomy = true));
+  t.notOk(roomy);
+  state.hold = null;
+  release();
+  await room;
+  t.ok(roomy);
+  await log.flush();
+  t.equal(log.buffered, 0);
+});

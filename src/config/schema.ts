@@ -108,7 +108,7 @@ export interface Config {
   metrics: { enabled: boolean; token: string; perTarget: boolean; maxTargets: number; eventLoopResolutionMs: number };
 }
 
-/** The web console (src/management/console-*.ts, docs/console.md). */
+/** The web console (src/api/console/, docs/console.md). */
 export interface ConsoleConfig {
   /** The built app ('' = dist/console of this package). */
   dir: string;

@@ -1,8 +1,8 @@
 /**
  * The header rules of reference §6, in one place for both sides that save
  * header configuration: targets (static headers, group key header; see
- * src/management/target-input.ts) and queues (mapped headers; see
- * src/management/queue-input.ts). Delivery applies the same precedence when it
+ * src/api/v1/target-input.ts) and queues (mapped headers; see
+ * src/api/v1/queue-input.ts). Delivery applies the same precedence when it
  * builds a request (src/delivery/http/outbound-headers.ts).
  *
  * Precedence on a collision, lowest first (rule 1):

@@ -8,7 +8,7 @@ import { bootstrapDatabase, clientFor, freePort, spawnNode, startTestNode } from
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { groupMembers, topicBounds } from '../helpers/read-topic.js';
 import { sleep } from '../helpers/delivery.js';
-import type { BootstrapResult } from '../../src/management/bootstrap.js';
+import type { BootstrapResult } from '../../src/api/setup/bootstrap.js';
 import { signRequest } from '../helpers/signing.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 

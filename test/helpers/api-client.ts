@@ -1,4 +1,4 @@
-import type { BootstrapResult } from '../../src/management/bootstrap.js';
+import type { BootstrapResult } from '../../src/api/setup/bootstrap.js';
 
 export interface ApiResponse<T = unknown> {
   status: number;

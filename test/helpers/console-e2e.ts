@@ -9,7 +9,7 @@ import { connectDatabase } from '../../src/storage/db.js';
 import { TopologyRepo } from '../../src/storage/topology-repo.js';
 import type { MemberRole } from '../../src/storage/membership-repo.js';
 import type { ConsoleTab } from './browser.js';
-import { bootstrap, type BootstrapResult } from '../../src/management/bootstrap.js';
+import { bootstrap, type BootstrapResult } from '../../src/api/setup/bootstrap.js';
 
 /** A fresh database and a node with every role, as each browser test starts: its URL, an API client and the workspace id. */
 export async function startConsoleNode(t: Test, extra: Record<string, unknown> = {}) {

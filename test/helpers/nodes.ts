@@ -7,7 +7,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { startNode, type RunningNode } from '../../src/node/node.js';
 import { connectDatabase } from '../../src/storage/db.js';
 import { migrate } from '../../src/storage/migrate.js';
-import { bootstrap, type BootstrapResult } from '../../src/management/bootstrap.js';
+import { bootstrap, type BootstrapResult } from '../../src/api/setup/bootstrap.js';
 import { ApiClient } from './api-client.js';
 import { backendConfig, backendEnv, type Backends } from './backends.js';
 

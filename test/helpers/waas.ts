@@ -1,4 +1,4 @@
-import type { BootstrapResult } from '../../src/management/bootstrap.js';
+import type { BootstrapResult } from '../../src/api/setup/bootstrap.js';
 import { ApiClient, type ApiResponse } from './api-client.js';
 import type { Receiver } from './receiver.js';
 

@@ -3,7 +3,7 @@ import { freshBackends } from '../helpers/backends.js';
 import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js';
 import { ApiClient } from '../helpers/api-client.js';
 import { connectDatabase } from '../../src/storage/db.js';
-import { bootstrap } from '../../src/management/bootstrap.js';
+import { bootstrap } from '../../src/api/setup/bootstrap.js';
 
 const backends = await freshBackends(t);
 const creds = await bootstrapDatabase(backends.databaseUrl);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { bootstrap } from '../../src/management/bootstrap.js';
+import { bootstrap } from '../../src/api/setup/bootstrap.js';
 import { LicenseRepo } from '../../src/storage/license-repo.js';
 import { MembershipRepo } from '../../src/storage/membership-repo.js';
 import { claimsFor, signHs256 } from '../helpers/jwt.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { bootstrap } from '../../src/management/bootstrap.js';
+import { bootstrap } from '../../src/api/setup/bootstrap.js';
 import { ApiClient } from '../helpers/api-client.js';
 import { freshBackends } from '../helpers/backends.js';
 import { testDatabase } from '../helpers/delivery.js';

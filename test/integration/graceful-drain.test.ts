@@ -6,7 +6,7 @@ import { freshBackends, type Backends } from '../helpers/backends.js';
 import { bootstrapDatabase, clientFor, freePort, spawnNode, type ChildNode } from '../helpers/nodes.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { KeepAliveClient, type Outcome } from '../helpers/keep-alive-client.js';
-import type { BootstrapResult } from '../../src/management/bootstrap.js';
+import type { BootstrapResult } from '../../src/api/setup/bootstrap.js';
 
 /**
  * Graceful drain (issue 13 item 6), on a real `streamgate start` child under

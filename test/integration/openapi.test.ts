@@ -1,7 +1,7 @@
 import t from 'tap';
 import { freshBackends } from '../helpers/backends.js';
 import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js';
-import { toOpenApiPath } from '../../src/management/openapi.js';
+import { toOpenApiPath } from '../../src/api/openapi.js';
 
 t.test('the served OpenAPI document describes exactly the routes the server registers', async (t) => {
   const backends = await freshBackends(t);

@@ -1,0 +1,91 @@
+import { ManagementAuth } from '../auth/management-auth.js';
+import { ConsoleJwtVerifier } from '../auth/console-jwt.js';
+import type { NodeContext, RoleHandle } from '../node/node-context.js';
+import { LicenseRepo } from '../storage/license-repo.js';
+import { MembershipRepo } from '../storage/membership-repo.js';
+import { WaasActivationRepo } from '../storage/waas-activation-repo.js';
+import { WaasBlockRepo } from '../storage/waas-block-repo.js';
+import { WaasCatalogRepo } from '../storage/waas-catalog-repo.js';
+import { WaasIntegrationRepo } from '../storage/waas-integration-repo.js';
+import { WaasPackageRepo } from '../storage/waas-package-repo.js';
+import { registerConfigApi } from './v1/config-api.js';
+import { registerWaasApi } from './waas/waas-api.js';
+import { registerSigningKeysApi } from './v1/signing-keys-api.js';
+import { SigningKeyRepo } from '../storage/signing-key-repo.js';
+import { KeyRepo } from '../storage/key-repo.js';
+import { QueueLookupRepo } from '../storage/queue-lookup-repo.js';
+import { registerEventsApi } from './events/events-api.js';
+import { registerEventListApi } from './events/event-list-api.js';
+import { registerLicenseApi } from './v1/license-api.js';
+import { registerRedeliveryJobsApi } from './events/redelivery-jobs-api.js';
+import { registerTopologyListsApi } from './v1/topology-lists-api.js';
+import { ConsoleSessions } from '../auth/console-sessions.js';
+import { ConsoleSessionRepo } from '../storage/console-session-repo.js';
+import { OidcClient } from '../auth/oidc-client.js';
+import { registerConsoleApi } from './console/console-api.js';
+import { registerConsoleStatic } from './console/console-static.js';
+
+/** Registers the management API routes: the configuration API (/v1) and the producer API (/waas). */
+export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle> {
+  const verifier = new ConsoleJwtVerifier(ctx.config.auth.console);
+  const consoleConfig = ctx.config.console;
+  const sessions = new ConsoleSessions(new ConsoleSessionRepo(ctx.sql), ctx.keys, consoleConfig.sessionTtlSeconds);
+  const auth = new ManagementAuth(
+    ctx.keys,
+    ctx.topology,
+    { verifier, memberships: new MembershipRepo(ctx.sql) },
+    { sessions, publicUrl: consoleConfig.publicUrl },
+  );
+  registerConfigApi(ctx.router, {
+    auth,
+    topology: ctx.topology,
+    licenses: new LicenseRepo(ctx.sql),
+    guard: ctx.guard,
+    bus: ctx.bus,
+    maxBodyBytes: ctx.config.server.maxManagementBodyBytes,
+    defaultTimeoutMs: ctx.config.delivery.timeoutMs,
+    queueLookup: new QueueLookupRepo(ctx.sql),
+    keys: new KeyRepo(ctx.sql),
+  });
+  registerWaasApi(ctx.router, {
+    auth,
+    topology: ctx.topology,
+    catalog: new WaasCatalogRepo(ctx.sql),
+    integrations: new WaasIntegrationRepo(ctx.sql),
+    activations: new WaasActivationRepo(ctx.sql),
+    packages: new WaasPackageRepo(ctx.sql),
+    blocks: new WaasBlockRepo(ctx.sql),
+    bus: ctx.bus,
+    cache: ctx.cache,
+    maxBodyBytes: ctx.config.server.maxManagementBodyBytes,
+    keyMaxBytes: ctx.config.ingress.keyMaxBytes,
+  });
+  registerSigningKeysApi(ctx.router, {
+    auth,
+    signingKeys: new SigningKeyRepo(ctx.sql),
+    bus: ctx.bus,
+    maxBodyBytes: ctx.config.server.maxManagementBodyBytes,
+  });
+  registerEventsApi(ctx, auth);
+  // The console's lists and bulk redelivery (issue 14).
+  registerLicenseApi(ctx.router, { auth, licenses: new LicenseRepo(ctx.sql), keys: new KeyRepo(ctx.sql) });
+  registerTopologyListsApi(ctx.router, {
+    auth,
+    topology: ctx.topology,
+    signingKeys: new SigningKeyRepo(ctx.sql),
+    bus: ctx.bus,
+    defaultTimeoutMs: ctx.config.delivery.timeoutMs,
+  });
+  registerEventListApi(ctx, auth);
+  const redeliveryJobs = registerRedeliveryJobsApi(ctx, auth);
+  const { issuer, audience } = ctx.config.auth.console;
+  registerConsoleApi(ctx.router, {
+    sessions,
+    keys: ctx.keys,
+    oidc: issuer ? new OidcClient({ issuer, clientId: audience, clientSecret: consoleConfig.oidcClientSecret }, verifier) : null,
+    publicUrl: consoleConfig.publicUrl,
+    log: ctx.log,
+  });
+  registerConsoleStatic(ctx.router, consoleConfig.dir);
+  return { drain: () => redeliveryJobs.drain() };
+}

@@ -1,0 +1,201 @@
+import type { ManagementAuth } from '../../auth/management-auth.js';
+import type { InvalidationBus } from '../../cache/invalidation-bus.js';
+import type { KeyRepo } from '../../storage/key-repo.js';
+import { ServiceError } from '../../errors.js';
+import type { Exchange } from '../../http/exchange.js';
+import type { Router } from '../../http/router.js';
+import type { KeyProfile } from '../../auth/api-key.js';
+import type { SsrfGuard } from '../../delivery/http/ssrf-guard.js';
+import type { LicenseRepo } from '../../storage/license-repo.js';
+import type { QueueRow, TargetRow, TopologyRepo, Upserted, WorkspaceRow } from '../../storage/topology-repo.js';
+import { FieldReader, readJsonObject } from '../json-body.js';
+import { queueSettingsView, readQueueSettings } from './queue-input.js';
+import type { QueueLookupRepo } from '../../storage/queue-lookup-repo.js';
+import { checkRouteHeaders, checkTargetUrls, readTarget } from './target-input.js';
+import { decodePathSegment } from '../../http/path-segment.js';
+
+export interface ConfigApiDeps {
+  auth: ManagementAuth;
+  topology: TopologyRepo;
+  licenses: LicenseRepo;
+  guard: SsrfGuard;
+  bus: InvalidationBus;
+  maxBodyBytes: number;
+  defaultTimeoutMs: number;
+  queueLookup: QueueLookupRepo;
+  keys: KeyRepo;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+const PROFILE_RANK: Record<KeyProfile, number> = { ingress: 0, full: 1, build: 2 };
+
+/**
+ * The configuration API of contract §4: idempotent PUTs of queues, targets and
+ * routes, their GETs and DELETEs, and key creation. Every write invalidates the
+ * caches of every node before it answers.
+ */
+export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
+  const opts = { maxBodyBytes: deps.maxBodyBytes };
+  const base = '/v1/tenants/:tenant';
+
+  const access = (exchange: Exchange): Promise<{ ws: WorkspaceRow; profile: KeyProfile }> =>
+    deps.auth.configWorkspace(exchange, decodePathSegment(exchange.params[0]!));
+  const changed = async (scope: string) => deps.bus.publish(scope);
+
+  router.add('put', `${base}/queues/:name`, opts, async (ex) => {
+    const { ws } = await access(ex);
+    const name = checkName(decodePathSegment(ex.params[1]!), 'name');
+    const settings = readQueueSettings(await readJsonObject(ex));
+    const result = await deps.topology.upsertQueue(ws.id, name, settings);
+    if (result.changed) await changed('queue');
+    sendUpserted(ex, result, queueJson(ws, result.row));
+  });
+  router.add('get', `${base}/queues/:name`, opts, async (ex) => {
+    const { ws } = await access(ex);
+    const row = await deps.topology.queueByName(ws.id, decodePathSegment(ex.params[1]!));
+    if (!row) throw new ServiceError('not_found', 'No such queue.');
+    ex.sendJson(200, queueJson(ws, row));
+  });
+  router.add('del', `${base}/queues/:name`, opts, async (ex) => {
+    const { ws } = await access(ex);
+    if (await deps.topology.deleteQueue(ws.id, decodePathSegment(ex.params[1]!))) await changed('queue');
+    ex.send(204, '');
+  });
+
+  router.add('put', `${base}/targets/:name`, opts, async (ex) => {
+    const { ws } = await access(ex);
+    const name = checkName(decodePathSegment(ex.params[1]!), 'name');
+    const { url, settings } = readTarget(await readJsonObject(ex));
+    await checkTargetUrls(deps.guard, url, settings);
+    const existing = await deps.topology.targetByName(ws.id, name);
+    if (existing) checkRouteHeaders(await deps.queueLookup.settingsRoutedTo(existing.id), settings);
+    const result = await deps.topology.upsertTarget(ws.id, name, url, settings);
+    if (result.changed) await changed('target');
+    sendUpserted(ex, result, targetJson(result.row, deps.defaultTimeoutMs));
+  });
+  router.add('get', `${base}/targets/:name`, opts, async (ex) => {
+    const { ws } = await access(ex);
+    const row = await deps.topology.targetByName(ws.id, decodePathSegment(ex.params[1]!));
+    if (!row) throw new ServiceError('not_found', 'No such target.');
+    ex.sendJson(200, targetJson(row, deps.defaultTimeoutMs));
+  });
+  router.add('del', `${base}/targets/:name`, opts, async (ex) => {
+    const { ws } = await access(ex);
+    if (await deps.topology.deleteTarget(ws.id, decodePathSegment(ex.params[1]!))) await changed('target');
+    ex.send(204, '');
+  });
+
+  const routeEnds = async (ex: Exchange) => {
+    const { ws } = await access(ex);
+    const queue = await deps.topology.queueByName(ws.id, decodePathSegment(ex.params[1]!));
+    if (!queue) throw new ServiceError('not_found', 'No such queue.');
+    const target = await deps.topology.targetByName(ws.id, decodePathSegment(ex.params[2]!));
+    if (!target) throw new ServiceError('not_found', 'No such target.');
+    return { queue, target };
+  };
+  router.add('put', `${base}/queues/:name/targets/:target`, opts, async (ex) => {
+    const { queue, target } = await routeEnds(ex);
+    checkRouteHeaders([queue.settings], target.settings);
+    const created = await deps.topology.addRoute(queue.id, target.id);
+    if (created) await changed('route');
+    sendUpserted(ex, { created, changed: created }, { queue: queue.name, target: target.name });
+  });
+  router.add('get', `${base}/queues/:name/targets/:target`, opts, async (ex) => {
+    const { queue, target } = await routeEnds(ex);
+    if (!(await deps.topology.routeExists(queue.id, target.id))) throw new ServiceError('not_found', 'No such route.');
+    ex.sendJson(200, { queue: queue.name, target: target.name });
+  });
+  router.add('del', `${base}/queues/:name/targets/:target`, opts, async (ex) => {
+    const { queue, target } = await routeEnds(ex);
+    if (await deps.topology.removeRoute(queue.id, target.id)) await changed('route');
+    ex.send(204, '');
+  });
+
+  router.add('post', `${base}/keys`, opts, async (ex) => {
+    const { profile: callerProfile, ws } = await access(ex);
+    const body = new FieldReader(await readJsonObject(ex), ['profile', 'name', 'queueScopes']);
+    const profile = body.oneOf<KeyProfile>('profile', ['ingress', 'full', 'build']) ?? 'ingress';
+    const name = body.string('name', { max: 200 });
+    const queueScopes = body.stringList('queueScopes', { max: 1000 });
+    body.done();
+    if (PROFILE_RANK[profile] > PROFILE_RANK[callerProfile]) {
+      throw new ServiceError('missing_permission', `A ${callerProfile} key cannot create a ${profile} key.`);
+    }
+    const key = await deps.licenses.createKey({ licenseId: ws.licenseId, workspaceId: ws.id, profile, name, queueScopes: queueScopes ?? null });
+    ex.sendJson(201, { keyId: key.keyId, key: key.wire, profile, tenantPublicId: ws.publicId, queueScopes: queueScopes ?? null });
+  });
+
+  // The workspace's keys, never a secret: what an owner needs to find the key to revoke.
+  router.add('get', `${base}/keys`, opts, async (ex) => {
+    const { ws } = await access(ex);
+    const keys = await deps.keys.list(ws.id);
+    ex.sendJson(200, {
+      data: keys.map((k) => ({
+        keyId: k.keyId, name: k.name, profile: k.profile, queueScopes: k.queueScopes,
+        createdAt: k.createdAt.toISOString(), lastUsedAt: k.lastUsedAt?.toISOString() ?? null, revokedAt: k.revokedAt?.toISOString() ?? null,
+      })),
+    });
+  });
+
+  // Revokes a key: every node refuses it (401 invalid_api_key) once the invalidation reaches it.
+  // Idempotent (reference §7): again, an unknown id or another workspace's → 204, nothing changes.
+  // A key cannot revoke one of a higher profile than its own, as it could not have made it.
+  router.add('del', `${base}/keys/:keyId`, opts, async (ex) => {
+    const { profile: callerProfile, ws } = await access(ex);
+    const keyId = decodePathSegment(ex.params[1]!);
+    const target = await deps.keys.profileOf(ws.id, keyId);
+    if (target !== null && PROFILE_RANK[target] > PROFILE_RANK[callerProfile]) {
+      throw new ServiceError('missing_permission', `A ${callerProfile} key cannot revoke a ${target} key.`);
+    }
+    if (await deps.keys.revoke(ws.id, keyId)) await changed('key');
+    ex.send(204, '');
+  });
+}
+
+function sendUpserted(ex: Exchange, result: Pick<Upserted<unknown>, 'created' | 'changed'>, json: unknown): void {
+  const change = result.created ? 'created' : result.changed ? 'changed' : 'unchanged';
+  ex.send(result.created ? 201 : 200, JSON.stringify(json), { 'content-type': 'application/json', 'x-streamgate-change': change });
+}
+
+
+function checkName(name: string, field: string): string {
+  if (!NAME.test(name)) {
+    throw new ServiceError('validation_failed', `${field} must be 1-100 letters, digits, '.', '_' or '-'.`, [{ field, problem: 'invalid name' }]);
+  }
+  return name;
+}
+
+export function queueJson(ws: WorkspaceRow, row: QueueRow) {
+  return {
+    publicId: row.publicId,
+    name: row.name,
+    tenantPublicId: ws.publicId,
+    ...queueSettingsView(row.settings),
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** Secrets are write-only: responses say which auth mode is set, never its secret. */
+export function targetJson(row: TargetRow, defaultTimeoutMs: number) {
+  const auth = row.settings.auth ?? { mode: 'none' as const };
+  return {
+    publicId: row.publicId,
+    name: row.name,
+    url: row.url,
+    auth: auth.mode === 'basic' ? { mode: 'basic', username: auth.username }
+      : auth.mode === 'oauth2' ? { mode: 'oauth2', tokenUrl: auth.tokenUrl, clientId: auth.clientId, ...(auth.scope ? { scope: auth.scope } : {}) }
+      : { mode: auth.mode },
+    staticHeaders: row.settings.staticHeaders ?? {},
+    timeoutMs: row.settings.timeoutMs ?? defaultTimeoutMs,
+    groupKeyHeader: row.settings.groupKeyHeader ?? null,
+    retryPolicy: row.settings.retryPolicy ?? null,
+    maxConcurrency: row.settings.maxConcurrency ?? null,
+    maxRatePerSecond: row.settings.maxRatePerSecond ?? null,
+    disabled: row.disabledAt !== null,
+    disabledReason: row.disabledReason,
+    disabledAt: row.disabledAt?.toISOString() ?? null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}

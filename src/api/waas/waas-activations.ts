@@ -1,0 +1,68 @@
+import { ServiceError } from '../../errors.js';
+import type { Router } from '../../http/router.js';
+import { FieldReader } from '../json-body.js';
+import { groupKeyField, noContent, param, PUBLIC_ID, published, readBody, readQuery, writer, type WaasDeps } from './waas-context.js';
+
+const FIELDS = ['producerTenantPublicId', 'groupKey', 'integrationPublicId'] as const;
+
+/**
+ * Activations (reference §4): the (producer, groupKey, integration) triple
+ * that opens the routing gate for events with that group key. POST is
+ * idempotent (same publicId on every repeat, also after a revoke); DELETE is
+ * idempotent and answers 204 whatever there was to revoke, never 404.
+ */
+export function registerWaasActivations(router: Router, deps: WaasDeps): void {
+  const opts = { maxBodyBytes: deps.maxBodyBytes };
+
+  const readTriple = async (body: Record<string, unknown>) => {
+    const r = new FieldReader(body, FIELDS);
+    const tenant = r.string('producerTenantPublicId', { required: true, pattern: PUBLIC_ID.tenant });
+    const groupKey = groupKeyField(r, deps.keyMaxBytes);
+    const integration = r.string('integrationPublicId', { required: true, pattern: PUBLIC_ID.integration });
+    r.done();
+    return { tenant: tenant!, groupKey: groupKey!, integration: integration! };
+  };
+
+  router.add('post', '/waas/activations', opts, async (ex) => {
+    const caller = await writer(deps, ex);
+    const triple = await readTriple(await readBody(ex));
+    const ws = await deps.auth.waasWorkspace(caller, triple.tenant, 'write');
+    const integration = await deps.integrations.byPublicId(triple.integration);
+    if (!integration || integration.producerWorkspaceId !== ws.id) throw new ServiceError('not_found', 'No such integration.');
+    const { row, created, changed } = await deps.activations.activate(ws.id, triple.groupKey, integration.id);
+    if (changed) await published(deps);
+    ex.sendJson(created ? 201 : 200, { publicId: row.publicId, groupKey: row.groupKey, status: row.status, integrationPublicId: integration.publicId });
+  });
+
+  // Extension (the console lists them): the producer's activations, by group key.
+  router.add('get', '/waas/producer/:tenant/activations', opts, async (ex) => {
+    const ws = await deps.auth.waasWorkspace(await deps.auth.authenticateCaller(ex), param(ex, 0), 'read');
+    const query = readQuery(ex, ['groupKey', 'integration'] as const);
+    let integrationId: string | undefined;
+    if (query.integration !== undefined) {
+      const integration = await deps.integrations.byPublicId(query.integration);
+      if (!integration || integration.producerWorkspaceId !== ws.id) throw new ServiceError('not_found', 'No such integration.');
+      integrationId = integration.id;
+    }
+    const rows = await deps.activations.list(ws.id, { ...(query.groupKey !== undefined ? { groupKey: query.groupKey } : {}), ...(integrationId ? { integrationId } : {}) });
+    ex.sendJson(200, { data: rows });
+  });
+
+  router.add('del', '/waas/activations', opts, async (ex) => {
+    const caller = await writer(deps, ex);
+    const triple = await readTriple(await readBody(ex));
+    let ws;
+    try {
+      ws = await deps.auth.waasWorkspace(caller, triple.tenant, 'write');
+    } catch (err) {
+      // Nothing this caller could revoke there: the end state already holds.
+      if (err instanceof ServiceError && err.code === 'not_found') return noContent(ex);
+      throw err;
+    }
+    const integration = await deps.integrations.byPublicId(triple.integration);
+    if (integration && integration.producerWorkspaceId === ws.id && (await deps.activations.revoke(ws.id, triple.groupKey, integration.id))) {
+      await published(deps);
+    }
+    noContent(ex);
+  });
+}

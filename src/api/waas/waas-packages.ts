@@ -1,0 +1,92 @@
+import { ServiceError } from '../../errors.js';
+import type { Exchange } from '../../http/exchange.js';
+import type { Router } from '../../http/router.js';
+import type { PackageRow } from '../../storage/waas-package-repo.js';
+import type { WorkspaceRow } from '../../storage/topology-repo.js';
+import { FieldReader } from '../json-body.js';
+import { slugify } from './package-slug.js';
+import { noContent, param, PUBLIC_ID, published, readBody, writer, type WaasDeps } from './waas-context.js';
+
+/**
+ * Packages (reference §3, §4): named groups of a producer's streams. Access
+ * is default-open, so a package changes nothing by itself; it is the lever of
+ * package blocks. Created Active with a unique slug key; archived packages
+ * refuse changes but their blocks stay in force (an opt-out never lifts by
+ * itself).
+ */
+export function registerWaasPackages(router: Router, deps: WaasDeps): void {
+  const opts = { maxBodyBytes: deps.maxBodyBytes };
+  const base = '/waas/producer/:tenant/packages';
+
+  const producer = async (ex: Exchange): Promise<WorkspaceRow> => deps.auth.waasWorkspace(await writer(deps, ex), param(ex, 0), 'write');
+  const pkgOf = async (ws: WorkspaceRow, ex: Exchange): Promise<PackageRow> => {
+    const pkg = await deps.packages.byPublicId(ws.id, param(ex, 1));
+    if (!pkg) throw new ServiceError('not_found', 'No such package.');
+    return pkg;
+  };
+  const activeOnly = (pkg: PackageRow) => {
+    if (pkg.status !== 'Active') throw new ServiceError('conflict', 'The package is archived.');
+  };
+
+  router.add('post', base, opts, async (ex) => {
+    const ws = await producer(ex);
+    const { name, description } = readPackage(await readBody(ex));
+    const pkg = await deps.packages.create(ws.id, slugify(name), name, description ?? null);
+    ex.sendJson(201, packageJson(pkg));
+  });
+
+  router.add('get', base, opts, async (ex) => {
+    const ws = await deps.auth.waasWorkspace(await deps.auth.authenticateCaller(ex), param(ex, 0), 'read');
+    ex.sendJson(200, { data: (await deps.packages.ofProducer(ws.id)).map(packageJson) });
+  });
+
+  router.add('put', `${base}/:pkg`, opts, async (ex) => {
+    const ws = await producer(ex);
+    const { name, description } = readPackage(await readBody(ex));
+    const pkg = await pkgOf(ws, ex);
+    activeOnly(pkg);
+    // An absent description keeps the current one; null clears it.
+    const { row } = await deps.packages.update(pkg.id, name, description === undefined ? pkg.description : description);
+    ex.sendJson(200, packageJson(row));
+  });
+
+  router.add('post', `${base}/:pkg/streams`, opts, async (ex) => {
+    const ws = await producer(ex);
+    const r = new FieldReader(await readBody(ex), ['catalogEntryPublicId']);
+    const cat = r.string('catalogEntryPublicId', { required: true, pattern: PUBLIC_ID.catalog });
+    r.done();
+    const pkg = await pkgOf(ws, ex);
+    activeOnly(pkg);
+    const entry = await deps.catalog.entryByPublicId(ws.id, cat!);
+    if (!entry) throw new ServiceError('not_found', 'No such stream.');
+    // Joining a package another block covers can pause subscriptions: invalidate.
+    if (await deps.packages.addStream(pkg.id, entry.id)) await published(deps);
+    noContent(ex);
+  });
+
+  router.add('del', `${base}/:pkg/streams/:catalogEntryPublicId`, opts, async (ex) => {
+    const ws = await producer(ex);
+    if (await deps.packages.removeStream(ws.id, param(ex, 1), param(ex, 2))) await published(deps);
+    noContent(ex);
+  });
+
+  router.add('post', `${base}/:pkg/archive`, opts, async (ex) => {
+    const ws = await producer(ex);
+    const pkg = await pkgOf(ws, ex);
+    if (await deps.packages.archive(pkg.id)) await published(deps);
+    noContent(ex);
+  });
+}
+
+function readPackage(body: Record<string, unknown>): { name: string; description: string | null | undefined } {
+  const r = new FieldReader(body, ['name', 'description']);
+  const name = r.string('name', { required: true, max: 200 });
+  if (name !== undefined && name.trim() === '') r.problem('name', 'must not be blank');
+  const description = body.description === null ? null : r.string('description', { max: 4000 });
+  r.done();
+  return { name: name!, description };
+}
+
+function packageJson(p: PackageRow) {
+  return { publicId: p.publicId, key: p.key, name: p.name, description: p.description, status: p.status, streams: p.streams };
+}

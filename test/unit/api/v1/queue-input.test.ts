@@ -1,0 +1,72 @@
+import t from 'tap';
+import { neverForwardedReason, queueSettingsView, readQueueSettings } from '../../../../src/api/v1/queue-input.js';
+import { ServiceError } from '../../../../src/errors.js';
+
+function problems(body: Record<string, unknown>): string[] {
+  try {
+    readQueueSettings(body);
+    return [];
+  } catch (err) {
+    if (!(err instanceof ServiceError)) throw err;
+    return (err.details as Array<{ field: string }>).map((d) => d.field).sort();
+  }
+}
+
+t.test('every contract §4 ingress setting is accepted and kept', async (t) => {
+  const body = {
+    authMode: 'payments',
+    ingress: 'closed',
+    archived: true,
+    paymentsSecret: 'whsec_x',
+    ipAllowlist: [' 10.0.0.0/8 ', '::1'],
+    groupKeyRequired: true,
+    eventType: { source: 'body', name: 'type' },
+    groupKey: { source: 'query', name: 'g' },
+    partitionKey: { source: 'header', name: 'X-P' },
+    mappedHeaders: [{ from: { source: 'body', name: 'c' }, as: 'X-C' }],
+    outboundSigning: 'hmac',
+    paymentsSignatureRecalculation: true,
+    hopBudget: 3,
+    dedupWindowSeconds: 0,
+  };
+  t.same(readQueueSettings(body), {
+    ...body,
+    ipAllowlist: ['10.0.0.0/8', '::1'],
+    mappedHeaders: [{ from: { source: 'body', name: 'c' }, as: 'X-C', required: false }],
+  });
+  for (const mode of ['api_key', 'signed_request', 'payments']) t.same(readQueueSettings({ authMode: mode }), { authMode: mode });
+});
+
+t.test('bad values are named, each of them', async (t) => {
+  t.same(problems({ authMode: 'none', ingress: 'open', paymentsSecret: '', ipAllowlist: ['x'], hopBudget: 0, dedupWindowSeconds: -1, outboundSigning: 'v3', colour: 1 }), [
+    'authMode', 'colour', 'dedupWindowSeconds', 'hopBudget', 'ingress', 'ipAllowlist', 'outboundSigning', 'paymentsSecret',
+  ]);
+  t.same(problems({ eventType: 'X-Type' }), ['eventType'], 'a source is an object');
+  t.same(problems({ groupKey: { source: 'cookie', name: 'g' } }), ['groupKey']);
+  t.same(problems({ groupKey: { source: 'header', name: 'not a header' } }), ['groupKey']);
+  t.same(problems({ groupKey: { source: 'body', name: 'g', extra: 1 } }), ['groupKey']);
+  t.same(problems({ paymentsSignatureRecalculation: true }), ['paymentsSignatureRecalculation'], 'only payments queues can re-sign');
+});
+
+t.test('mapped header rules of reference §6', async (t) => {
+  const mapped = (...as: string[]) => ({ mappedHeaders: as.map((name, i) => ({ from: { source: 'body', name: `f${i}` }, as: name })) });
+  for (const forbidden of ['X-Service-Anything', 'x-service-event-id', 'Idempotency-Key', 'X-Idempotency-Key', 'X-Delivery-Key', 'Authorization',
+    'Proxy-Authorization', 'Cookie', 'Set-Cookie', 'X-Api-Key', 'Host', 'Content-Type', 'Content-Length', 'Connection', 'Transfer-Encoding', 'Expect', 'Upgrade', 'TE']) {
+    t.same(problems(mapped(forbidden)), ['mappedHeaders[0].as'], forbidden);
+    t.ok(neverForwardedReason(forbidden));
+  }
+  t.same(problems(mapped('X-A', 'x-a')), ['mappedHeaders[1].as'], 'a collision, case-insensitively');
+  t.same(problems(mapped('bad name')), ['mappedHeaders[0].as']);
+  t.same(problems({ mappedHeaders: [{ from: { source: 'body', name: 'a' }, as: 'X-A', required: 'yes' }] }), ['mappedHeaders[0].required']);
+  t.same(problems({ mappedHeaders: 'X-A' }), ['mappedHeaders']);
+  t.same(problems({ authMode: 'payments', paymentsSignatureRecalculation: true, ...mapped('Payments-Signature') }), ['mappedHeaders[0].as'], 'rule 3');
+  t.same(problems({ authMode: 'payments', ...mapped('Payments-Signature') }), [], 'allowed while recalculation is off');
+});
+
+t.test('the payments secret is write-only in the view', async (t) => {
+  const view = queueSettingsView({ authMode: 'payments', paymentsSecret: 'whsec_s' });
+  t.equal(view.paymentsSecretSet, true);
+  t.notOk('paymentsSecret' in view);
+  t.equal(queueSettingsView({}).paymentsSecretSet, false);
+  t.equal(queueSettingsView({}).hopBudget, 10, 'defaults are shown');
+});

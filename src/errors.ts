@@ -14,7 +14,7 @@ interface ErrorSpec {
 const spec = (status: number, message: string, retryable = false): ErrorSpec => ({ status, message, retryable });
 
 export const errorCatalog = {
-  // Ingress (reference §7)
+  // Ingress (docs/api.md#errors)
   context_group_key_required: spec(400, 'This queue requires a group key and none was found.'),
   context_group_key_invalid: spec(400, 'The group key contains control characters.'),
   context_partition_key_invalid: spec(400, 'The partition key contains control characters.'),
@@ -45,7 +45,7 @@ export const errorCatalog = {
   queue_paused: spec(409, 'The queue has no valid mode.'),
   loop_detected: spec(422, 'The X-Service-Path chain forms a cycle.'),
   max_hops_exceeded: spec(422, 'The X-Service-Path chain exceeds the hop budget.'),
-  // Management and shared (contract §1)
+  // Management and shared (docs/api.md#conventions)
   unauthorized: spec(401, 'Authentication is required.'),
   forbidden: spec(403, 'This operation is not allowed.'),
   validation_failed: spec(400, 'The request is not valid.'),
@@ -86,7 +86,7 @@ export function isServiceError(err: unknown): err is ServiceError {
   return err instanceof ServiceError;
 }
 
-/** The JSON envelope every endpoint answers errors with (contract §1). */
+/** The JSON envelope every endpoint answers errors with (docs/api.md#conventions). */
 export function errorEnvelope(err: ServiceError): string {
   const body: { code: string; message: string; details?: unknown } = { code: err.code, message: err.message };
   if (err.details !== undefined) body.details = err.details;

@@ -3,7 +3,7 @@ import { randomFillSync } from 'node:crypto';
 /**
  * Public ids: a type prefix and 128 random bits in base64url (22 characters);
  * event ids also carry their receive time (newEventId).
- * Opaque, URL-safe, unguessable, never reused (contract §1). Random bytes are
+ * Opaque, URL-safe, unguessable, never reused (docs/api.md#conventions). Random bytes are
  * drawn from a pool refilled in bulk, because ingress mints one id per event.
  */
 export type IdPrefix =
@@ -39,7 +39,7 @@ export function newId(prefix: IdPrefix): string {
 /**
  * Event ids: `evt_`, then base64url of the receive time (48-bit ms, big-endian)
  * and 96 random bits: 24 characters, a ULID's shape plus randomness
- * (contract §1). The time lets the events API tell an id minted moments ago,
+ * (docs/api.md#conventions). The time lets the events API tell an id minted moments ago,
  * whose event delivery has not consumed yet, from one that does not exist.
  */
 export function newEventId(receivedAtMs: number): string {

@@ -2,7 +2,7 @@ import { hash, timingSafeEqual } from 'node:crypto';
 import { newId, randomBytesPooled } from '../ids.js';
 
 /**
- * API keys on the wire are `qak_<keyId>.<secret>` (contract §2). The key id is
+ * API keys on the wire are `qak_<keyId>.<secret>` (docs/api.md#authentication). The key id is
  * the lookup handle; the secret (256 random bits) is never stored, only its
  * SHA-256, which is enough for a high-entropy secret.
  */

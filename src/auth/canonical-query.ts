@@ -1,5 +1,5 @@
 /**
- * The QUERY line of the canonical strings (contract §3): every parameter's
+ * The QUERY line of the canonical strings (docs/api.md#authentication): every parameter's
  * name and value percent-decoded, then percent-encoded per RFC 3986
  * (unreserved characters as they are, everything else as upper-case `%XX` of
  * its UTF-8 bytes), sorted by name then value, joined as `name=value` with

@@ -64,7 +64,7 @@ const CLAIM_REASONS: Record<string, string> = {
 };
 
 /**
- * Verifies console session tokens (contract §2) with jose: `jwtVerify` checks
+ * Verifies console session tokens (docs/api.md#authentication) with jose: `jwtVerify` checks
  * the header (`crit` parameters it does not know are refused), the algorithm
  * against `auth.console.algorithms` (`none` is never accepted), the signature,
  * then issuer, audience, exp (required) and nbf with the clock tolerance.

@@ -12,7 +12,7 @@ export type CheckJob =
   /** An API key: SHA-256 of the presented secret against the stored hash. */
   | { k: 'key'; secret: string; hash: Uint8Array }
   /**
-   * A signed request (contract §3): `head` is the canonical string up to and
+   * A signed request (docs/api.md#authentication): `head` is the canonical string up to and
    * including the nonce line and its newline; the body hash completes it.
    */
   | { k: 'signed'; secret: string; head: string; body: Uint8Array; contentSha: string; signature: string }

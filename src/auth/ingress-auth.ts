@@ -23,7 +23,7 @@ export interface Authenticated {
   paymentsVerified: boolean;
 }
 
-// Every profile may post events today (contract §2); a profile without the
+// Every profile may post events today (docs/api.md#authentication); a profile without the
 // ingress permission would be refused with missing_permission.
 const MAY_INGEST: Record<KeyProfile, boolean> = { ingress: true, full: true, build: true };
 
@@ -31,13 +31,13 @@ const NOT_PAYMENTS: Authenticated = Object.freeze({ paymentsVerified: false });
 const PAYMENTS: Authenticated = Object.freeze({ paymentsVerified: true });
 
 /**
- * Checks the credential a queue's auth mode asks for (reference §5):
+ * Checks the credential a queue's auth mode asks for (docs/api.md#authentication):
  *
  *   api_key         X-Api-Key qak_<keyId>.<secret>: 401 missing/invalid_api_key;
  *                   403 missing_permission (a key of another workspace of the
  *                   same license, or a profile without ingress), 403
  *                   client_scope_denied (the key's queue scopes leave this queue out)
- *   signed_request  HMAC over the canonical string (contract §3): 401
+ *   signed_request  HMAC over the canonical string (docs/api.md#authentication): 401
  *                   invalid_signature, timestamp_out_of_range, replayed_request
  *   payments        Payments-Signature under the queue's payments secret
  *
@@ -59,7 +59,7 @@ export class IngressAuth {
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
   }
 
-  /** queue_paused when the queue's mode has nothing to verify with (reference §7 "no valid mode"). */
+  /** queue_paused when the queue's mode has nothing to verify with (docs/api.md#errors). */
   async checkUsable(queue: QueueView): Promise<void> {
     switch (queue.settings.authMode) {
       case 'api_key':

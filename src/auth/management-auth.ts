@@ -53,7 +53,7 @@ const PERMISSIONS: Record<KeyProfile, readonly Permission[]> = {
 const WRITERS: readonly MemberRole[] = ['Owner', 'Admin'];
 
 /**
- * Management authentication (contract §2): `X-Api-Key: qak_…` or
+ * Management authentication (docs/api.md#authentication): `X-Api-Key: qak_…` or
  * `Authorization: Bearer qak_…`, with `X-License-PublicId` naming the key's
  * license; or, on /waas/*, a console session `Authorization: Bearer <JWT>`
  * (a bearer that does not start with `qak_`). Resources outside the caller's
@@ -175,7 +175,7 @@ export class ManagementAuth {
   }
 
   /**
-   * The workspace a /v1 configuration call addresses (contract §4: same auth
+   * The workspace a /v1 configuration call addresses (docs/api.md#configuration-api: same auth
    * as /waas/*): an API key needs the `configure` permission to write (profile
    * full or build), a console user the Owner or Admin role; anything the caller
    * cannot reach is 404. Returns the caller's key profile, or `build` for a

@@ -4,7 +4,7 @@ import { ServiceError } from '../errors.js';
 /**
  * Single-use nonces of signed requests, shared by every ingress node through
  * the cache (Redis in a cluster): set-if-absent succeeds only for the first
- * request that presents the nonce. The TTL is at least twice the skew window (contract §3):
+ * request that presents the nonce. The TTL is at least twice the skew window (docs/api.md#authentication):
  * a request whose timestamp is still inside the window always finds its
  * nonce's earlier use, and Redis forgets nonces no timestamp can reach anymore.
  */

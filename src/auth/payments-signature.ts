@@ -1,7 +1,7 @@
 import { ServiceError } from '../errors.js';
 
 /**
- * The Payments-Signature header of a payment processor (contract §3), in the
+ * The Payments-Signature header of a payment processor (docs/api.md#authentication), in the
  * scheme Stripe's libraries use: `t=<unix seconds>,v1=<hex>[,v1=<hex>…]` where
  * each v1 is HMAC-SHA256(secret, "<t>.<raw body>"). Several v1 entries appear
  * while the processor rotates secrets; any one matching is enough. Other

@@ -2,7 +2,7 @@ import { ServiceError } from '../errors.js';
 import { canonicalQuery } from './canonical-query.js';
 
 /**
- * Signed-request ingress (reference §5, contract §3). The sender signs
+ * Signed-request ingress (docs/api.md#authentication). The sender signs
  *
  *   METHOD \n PATH \n QUERY \n X-Service-Key-Id \n X-Service-Timestamp \n X-Service-Nonce \n BODY_SHA256
  *

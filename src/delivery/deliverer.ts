@@ -113,7 +113,7 @@ export class Deliverer {
     const sendWith = (authorization: string | null): Promise<DispatchResult> | DispatchResult => {
       const headers = { ...base };
       if (authorization !== null) headers.authorization = authorization;
-      // Unless a target's static header set its own (configuration wins, reference §6 rule 1).
+      // Unless a target's static header set its own (configuration wins, docs/api.md#ingress).
       if (traceparent !== null && (headers.traceparent === undefined || headers.traceparent === record.traceparent)) headers.traceparent = traceparent;
       // Signing is the top layer: computed last, over the exact bytes sent, anew per attempt.
       if (record.paymentsRecalc && plan.paymentsSecret) {

@@ -26,14 +26,14 @@ export interface StepDeps {
   /** Disables a target that answered 410, with the reason its workspace sees. */
   disableTarget(target: RouteTarget, reason: string): Promise<void>;
   sandboxSpeedup: number;
-  /** Failure streaks per target (contract §7: disabled after failing continuously). */
+  /** Failure streaks per target (docs/delivery.md#delivery-engine: disabled after failing continuously). */
   streaks: FailureStreaks;
   log: Logger;
   now?: () => number;
 }
 
 /**
- * One attempt of a job and what follows from it (contract §7), shared by
+ * One attempt of a job and what follows from it (docs/delivery.md#delivery-engine), shared by
  * lanes running in memory and lanes drained from parking:
  *
  *   current target config ──► attempt ──► log + channel ──► delivered | failed | retry at T
@@ -150,7 +150,7 @@ export class DeliveryStep {
     written?.catch((err: unknown) => this.deps.log.warn({ err, target: target.publicId }, 'could not record a healthy target'));
   }
 
-  /** A failure extends the streak; one long enough disables the target (contract §7). */
+  /** A failure extends the streak; one long enough disables the target (docs/delivery.md#delivery-engine). */
   private async streakGoesOn(target: RouteTarget): Promise<void> {
     try {
       if (await this.deps.streaks.failed(target.id)) {

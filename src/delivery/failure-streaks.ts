@@ -5,7 +5,7 @@ export interface StreakStore {
 }
 
 /**
- * Contract §7: a target that fails continuously for `disableAfterMs` (5 days
+ * docs/delivery.md#delivery-engine: a target that fails continuously for `disableAfterMs` (5 days
  * by default) is disabled. The streak lives on the target's row so every node
  * adds to the same one and any node's success ends it; this class keeps the
  * database out of the hot path: a node writes when a streak starts or ends as

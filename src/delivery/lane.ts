@@ -30,7 +30,7 @@ export interface LaneContext {
 
 /**
  * The deliveries of one partition key to one target, one after another
- * (contract §7: per-key order per target; a failing event holds back only its
+ * (docs/delivery.md#delivery-engine: per-key order per target; a failing event holds back only its
  * own lane). A lane is in one of three modes:
  *
  *            retry due soon: wait in memory

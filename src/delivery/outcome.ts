@@ -9,7 +9,7 @@ export type Outcome =
 const RETRY_AFTER_STATUSES = new Set([408, 425, 429, 503]);
 
 /**
- * Classifies an attempt (contract §7): 2xx delivered; 3xx failed (redirects
+ * Classifies an attempt (docs/delivery.md#delivery-engine): 2xx delivered; 3xx failed (redirects
  * are never followed) but retried like a server error; 408, 429, 5xx and
  * network errors retried; 410 fails and disables the target; other 4xx fail
  * unless the target lists them as retryable.

@@ -1,7 +1,7 @@
 import type { RetryPolicy } from '../routing/target-settings.js';
 import { jittered } from '../util/backoff.js';
 
-/** Jitter of contract §7: every delay is drawn from ±20 % of the schedule's value. */
+/** Jitter of docs/delivery.md#delivery-engine: every delay is drawn from ±20 % of the schedule's value. */
 export const JITTER = 0.2;
 
 /**

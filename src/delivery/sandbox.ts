@@ -6,7 +6,7 @@ type SandboxSpec = NonNullable<EventRecord['sandbox']>;
 const EMPTY = Buffer.alloc(0);
 
 /**
- * A simulated attempt of a sandbox event (contract §6): nothing leaves the
+ * A simulated attempt of a sandbox event (docs/delivery.md): nothing leaves the
  * service. `sb_fail_count` N fails the first N attempts with `sb_fail_code`
  * (500 when only the count is given), then attempts succeed; a code without a
  * count fails every attempt.

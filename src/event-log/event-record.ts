@@ -26,7 +26,7 @@ export interface EventRecord {
   path: string | null;
   body: Buffer;
   /**
-   * Mapped headers lifted at accept (reference §6), as [name, value] pairs in
+   * Mapped headers lifted at accept (docs/api.md#ingress), as [name, value] pairs in
    * the queue's configured order; sent unchanged on every attempt.
    */
   mappedHeaders?: Array<[string, string]>;
@@ -35,7 +35,7 @@ export interface EventRecord {
    * was verified while recalculation was on: delivery may re-sign these bytes.
    */
   paymentsRecalc?: boolean;
-  /** Sandbox route only (contract §6): deliveries are simulated, nothing leaves. */
+  /** Sandbox route only (docs/delivery.md): deliveries are simulated, nothing leaves. */
   sandbox?: { failCode: number | null; failCount: number; runId: string | null };
   /**
    * W3C trace context the delivery attempts continue (src/ingress/trace-headers.ts):

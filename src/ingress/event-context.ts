@@ -41,7 +41,7 @@ function one(field: ContextField, value: string | null | undefined, maxBytes: nu
  * Reads the context from where the queue says (header by default, or a query
  * parameter or top-level body field per queue or workspace configuration) and
  * validates it. Only the configured source is read: a queue that takes the
- * type from the body ignores X-Service-Event-Type (reference §6).
+ * type from the body ignores X-Service-Event-Type (docs/api.md#ingress).
  */
 export function extractContext(sources: ContextSources, values: RequestValues, maxBytes: number): EventContext {
   return {
@@ -51,7 +51,7 @@ export function extractContext(sources: ContextSources, values: RequestValues, m
   };
 }
 
-/** Reads the context from the default headers (contract §4). */
+/** Reads the context from the default headers (docs/api.md#configuration-api). */
 export function contextFromHeaders(headers: Readonly<Record<string, string>>, maxBytes: number): EventContext {
   return extractContext(DEFAULT_SOURCES, new RequestValues(headers, '', null), maxBytes);
 }

@@ -1,7 +1,7 @@
 import { ServiceError } from '../errors.js';
 
 /**
- * X-Service-Path loop prevention (contract §4): the header lists the hops an
+ * X-Service-Path loop prevention (docs/api.md#configuration-api): the header lists the hops an
  * event has passed, comma-separated. A chain holding the receiving queue's own
  * segment is a cycle; one with more segments than the hop budget is too long.
  */

@@ -4,7 +4,7 @@ import { ServiceError } from '../errors.js';
 import { backoffDelay } from '../util/backoff.js';
 
 /**
- * Idempotency-Key deduplication across every ingress node (reference §6, §8).
+ * Idempotency-Key deduplication across every ingress node (docs/api.md#ingress).
  * One shared cache key (Redis in a cluster) per (queue, Idempotency-Key) moves through two states:
  *
  *   (none) ──SET NX "p:<eventId>" PX pendingTtl──► pending ──Kafka ack──► "d:<eventId>" PX window

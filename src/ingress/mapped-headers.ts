@@ -7,7 +7,7 @@ import type { RequestValues } from './request-values.js';
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /**
- * Lifts the queue's mapped headers at accept (reference §6): each value is
+ * Lifts the queue's mapped headers at accept (docs/api.md#ingress): each value is
  * read from its header, query parameter or body field now and stored with the
  * event, so every delivery attempt sends exactly the same value. A required
  * one that finds nothing refuses the event (outbound_header_required); a value

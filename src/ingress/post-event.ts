@@ -32,7 +32,7 @@ const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
 
 /**
  * POST /events/{tenant}/{queue} and its sandbox twin. The steps, each of which
- * may refuse with its reference §7 code; nothing refused reaches the log:
+ * may refuse with its docs/api.md#errors code; nothing refused reaches the log:
  *
  *   framing ─► resolve queue ─► mode usable ─► authenticate ─► IP allowlist ─► queue state
  *   ─► sandbox parameters ─► header hygiene ─► X-Service-Path ─► body, context,

@@ -3,7 +3,7 @@ import { IpAllowlist } from '../auth/ip-allowlist.js';
 import { VALUE_SOURCES, withQueueDefaults, type QueueSettings, type SourceRef } from '../routing/queue-settings.js';
 import type { IngressQueueRow, IngressRepo } from '../storage/ingress-repo.js';
 
-/** The three context values and where a queue reads each (contract §4). */
+/** The three context values and where a queue reads each (docs/api.md#configuration-api). */
 export interface ContextSources {
   eventType: SourceRef;
   groupKey: SourceRef;

@@ -4,7 +4,7 @@ import type { SourceRef } from '../routing/queue-settings.js';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Reads a value named by a SourceRef (contract §4): a request header, a query
+ * Reads a value named by a SourceRef (docs/api.md#configuration-api): a request header, a query
  * parameter or a top-level field of a JSON body. The query and the body are
  * parsed only when a queue reads from them, at most once per request.
  *

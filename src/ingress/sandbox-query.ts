@@ -2,7 +2,7 @@ import { ServiceError, type FieldProblem } from '../errors.js';
 import type { EventRecord } from '../event-log/event-record.js';
 
 /**
- * Sandbox query parameters (reference §4, contract §6). On the sandbox route
+ * Sandbox query parameters (docs/api.md). On the sandbox route
  * they become `record.sandbox` (delivery simulates, nothing leaves); on the
  * production route any of them is refused with sandbox_query_not_allowed.
  */

@@ -1,5 +1,5 @@
 /**
- * The distributed-traffic series of a producer (contract §5): counts of
+ * The distributed-traffic series of a producer (docs/api.md#producer-api-waas): counts of
  * deliveries to integration partners in fixed buckets, 60 s over the last
  * hour, 900 s over the last day, 3600 s over the last week.
  */

@@ -1,5 +1,5 @@
 /**
- * Whether a subscription is live or paused (reference §3), as a pure rule over
+ * Whether a subscription is live or paused (docs/api.md#resources-and-states), as a pure rule over
  * the blocks that exist. Nothing about it is stored: the status follows from
  * the block rows every time, so the state table's transitions hold by
  * construction, whatever order blocks, un-blocks and package changes come in:

@@ -1,5 +1,5 @@
 /**
- * The header rules of reference §6, in one place for both sides that save
+ * The header rules of docs/api.md#ingress, in one place for both sides that save
  * header configuration: targets (static headers, group key header; see
  * src/api/v1/target-input.ts) and queues (mapped headers; see
  * src/api/v1/queue-input.ts). Delivery applies the same precedence when it
@@ -15,7 +15,7 @@
 
 export const PAYMENTS_SIGNATURE = 'payments-signature';
 
-/** Names that can never be forwarded as mapped or group-key headers (reference §6). */
+/** Names that can never be forwarded as mapped or group-key headers (docs/api.md#ingress). */
 const NEVER_FORWARDED = new Set([
   // dedup identity
   'idempotency-key', 'x-idempotency-key', 'x-delivery-key',
@@ -52,10 +52,10 @@ export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 export function forwardedHeaderProblem(name: string, paymentsRecalculation: boolean): string | null {
   const lower = name.toLowerCase();
   if (!HEADER_NAME.test(name)) return 'is not a valid header name';
-  if (isServiceHeader(lower)) return 'cannot be forwarded: X-Service-* is the service\'s own vocabulary (reference §6)';
-  if (NEVER_FORWARDED.has(lower)) return `cannot be forwarded: ${name} is never forwardable (reference §6)`;
+  if (isServiceHeader(lower)) return 'cannot be forwarded: X-Service-* is the service\'s own vocabulary';
+  if (NEVER_FORWARDED.has(lower)) return `cannot be forwarded: ${name} is never forwardable`;
   if (paymentsRecalculation && lower === PAYMENTS_SIGNATURE) {
-    return 'cannot be Payments-Signature: with recalculation on only the signing step writes it (reference §6 rule 3)';
+    return 'cannot be Payments-Signature: with recalculation on only the signing step writes it';
   }
   return null;
 }
@@ -67,12 +67,12 @@ export function forwardedHeaderProblem(name: string, paymentsRecalculation: bool
 export function staticHeaderProblem(name: string, authSetsAuthorization: boolean): string | null {
   const lower = name.toLowerCase();
   if (!HEADER_NAME.test(name)) return 'is not a valid header name';
-  if (lower === 'x-service-event-id' || lower === 'idempotency-key') return 'cannot be a static header (reference §6 rule 2)';
-  if (isServiceHeader(lower)) return 'collides with the service\'s own X-Service-* headers (reference §6 rule 1)';
-  if (SERVICE_OWN.has(lower)) return 'collides with a header the service sets itself (reference §6 rule 1)';
+  if (lower === 'x-service-event-id' || lower === 'idempotency-key') return 'cannot be a static header';
+  if (isServiceHeader(lower)) return 'collides with the service\'s own X-Service-* headers';
+  if (SERVICE_OWN.has(lower)) return 'collides with a header the service sets itself';
   if (TRANSPORT.has(lower)) return 'is a transport header the service manages';
-  if (lower === PAYMENTS_SIGNATURE) return 'cannot be Payments-Signature: only the signing step writes it (reference §6 rule 3)';
-  if (lower === 'authorization' && authSetsAuthorization) return 'collides with the Authorization header of the target\'s auth mode (reference §6 rule 1)';
+  if (lower === PAYMENTS_SIGNATURE) return 'cannot be Payments-Signature: only the signing step writes it';
+  if (lower === 'authorization' && authSetsAuthorization) return 'collides with the Authorization header of the target\'s auth mode';
   return null;
 }
 
@@ -88,9 +88,9 @@ export function routeCollisions(
   const forwarded = new Set(mappedNames.map((n) => n.toLowerCase()));
   const problems: string[] = [];
   for (const name of Object.keys(target.staticHeaders)) {
-    if (forwarded.has(name.toLowerCase())) problems.push(`static header ${name} collides with a mapped header of the queue (reference §6 rule 1)`);
+    if (forwarded.has(name.toLowerCase())) problems.push(`static header ${name} collides with a mapped header of the queue`);
   }
   const gk = target.groupKeyHeader?.toLowerCase();
-  if (gk && forwarded.has(gk)) problems.push(`groupKeyHeader ${target.groupKeyHeader} collides with a mapped header of the queue (reference §6 rule 1)`);
+  if (gk && forwarded.has(gk)) problems.push(`groupKeyHeader ${target.groupKeyHeader} collides with a mapped header of the queue`);
   return problems;
 }

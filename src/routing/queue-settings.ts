@@ -1,5 +1,5 @@
 /**
- * A queue's settings (contract §4), stored as JSON on the queue row and read
+ * A queue's settings (docs/api.md#configuration-api), stored as JSON on the queue row and read
  * by ingress (auth, extraction, limits) and delivery (signing, headers).
  */
 export type AuthMode = 'api_key' | 'signed_request' | 'payments';
@@ -28,7 +28,7 @@ export interface QueueSettings {
   /** CIDRs a sender must come from; empty means anyone. */
   ipAllowlist: string[];
   groupKeyRequired: boolean;
-  /** Extraction sources; unset means the default header (contract §4). */
+  /** Extraction sources; unset means the default header (docs/api.md#configuration-api). */
   eventType?: SourceRef;
   groupKey?: SourceRef;
   partitionKey?: SourceRef;

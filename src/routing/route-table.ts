@@ -15,7 +15,7 @@ export interface RouteTarget {
   /**
    * Set when the target belongs to an integration partner: the event of a
    * producer's stream reaches it through the partner's receiving queue
-   * (contract §5). Delivery should treat that queue and workspace as the
+   * (docs/api.md#producer-api-waas). Delivery should treat that queue and workspace as the
    * ones the event came through (signing keys, queue settings); metrics
    * count these deliveries as distributed traffic.
    */
@@ -132,7 +132,7 @@ export class RouteTable {
   async targetsFor(record: Pick<EventRecord, 'queueId'> & { groupKey?: string | null }): Promise<RouteTarget[]> {
     const own = await this.queueTargets(record.queueId);
     const gate = this.options.gate;
-    // No group key, no activation can match (reference §1): nothing goes to partners.
+    // No group key, no activation can match (docs/api.md#producer-api-waas): nothing goes to partners.
     if (!gate || !record.groupKey) return own;
     const open = await gate.open(record.queueId, record.groupKey);
     if (!open) return own;

@@ -26,7 +26,7 @@ export interface OpenRoute {
 }
 
 /**
- * The routing gate (reference §1): an event of a producer's stream reaches an
+ * The routing gate (docs/api.md#producer-api-waas): an event of a producer's stream reaches an
  * integration only when the subscription is live (no block covers it) AND an
  * Active activation exists for (producer, the event's group key, integration).
  *

@@ -1,5 +1,5 @@
 /**
- * A target's settings (contract §4) beside its URL. The skeleton delivers with
+ * A target's settings (docs/api.md#configuration-api) beside its URL. The skeleton delivers with
  * timeoutMs and staticHeaders; auth modes, retry policy and the group key
  * header are stored now and applied by the delivery pipeline as it grows.
  */

@@ -1,6 +1,6 @@
 import type { Sql } from './db.js';
 
-/** An attempt as the inspection API shows it (contract §6). */
+/** An attempt as the inspection API shows it (docs/delivery.md). */
 export interface AttemptEntry {
   /** ISO-8601 UTC. */
   at: string;

@@ -10,7 +10,7 @@ export class QueueLookupRepo {
     return row?.settings ?? null;
   }
 
-  /** Settings of the queues routed to a target (for the header collision rules of reference §6). */
+  /** Settings of the queues routed to a target (for the header collision rules of docs/api.md#ingress). */
   async settingsRoutedTo(targetId: string): Promise<Array<Partial<QueueSettings>>> {
     const rows = await this.sql<{ settings: Partial<QueueSettings> }[]>`
       SELECT q.settings FROM routes r JOIN queues q ON q.id = r.queue_id WHERE r.target_id = ${targetId}`;

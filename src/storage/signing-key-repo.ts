@@ -7,7 +7,7 @@ export interface SigningKey {
   createdAt: Date;
 }
 
-/** A workspace's HMAC signing keys (contract §2, §4). */
+/** A workspace's HMAC signing keys (docs/api.md#authentication). */
 export class SigningKeyRepo {
   constructor(private readonly sql: Sql) {}
 

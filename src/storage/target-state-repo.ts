@@ -1,6 +1,6 @@
 import type { Sql } from './db.js';
 
-/** What delivery changes on a target by itself: its failure streak and disabling it (contract §7). */
+/** What delivery changes on a target by itself: its failure streak and disabling it (docs/delivery.md#delivery-engine). */
 export class TargetStateRepo {
   constructor(private readonly sql: Sql) {}
 

@@ -34,7 +34,7 @@ export interface CatalogItem extends CatalogEntryRow {
 /** The stream's name is taken by a queue that cannot carry it (the transaction is rolled back). */
 export class StreamConflict extends Error {}
 
-/** Context-header extraction a stream's queue is given (reference §4 rule 1; contract §4 default headers). */
+/** Context-header extraction a stream's queue is given (docs/api.md; docs/api.md#configuration-api default headers). */
 export const STREAM_EVENT_TYPE: SourceRef = Object.freeze({ source: 'header', name: 'x-service-event-type' });
 export const STREAM_GROUP_KEY: SourceRef = Object.freeze({ source: 'header', name: 'x-service-group-key' });
 
@@ -54,7 +54,7 @@ export class WaasCatalogRepo {
     return rows.length > 0;
   }
 
-  /** PUT /waas/streams rules 1–5 (reference §4); `changed` is false when nothing was written. */
+  /** PUT /waas/streams rules 1–5 (docs/api.md); `changed` is false when nothing was written. */
   async applyStream(workspaceId: string, input: StreamInput): Promise<{ entry: CatalogEntryRow; changed: boolean }> {
     return this.sql.begin(async (tx) => {
       // Locking the workspace serialises applies of one producer, so two

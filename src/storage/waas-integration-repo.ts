@@ -17,7 +17,7 @@ export interface IntegrationRow {
   receivingTenantPublicId: string | null;
 }
 
-/** Where an accepted integration's receiving workspace comes from (contract §5). */
+/** Where an accepted integration's receiving workspace comes from (docs/api.md#producer-api-waas). */
 export type AcceptInto =
   | { kind: 'workspace'; workspaceId: string }
   | { kind: 'new-workspace'; licenseId: string }

@@ -1,7 +1,7 @@
 /**
  * Exponential backoff with optional jitter, for every loop that waits out a
  * failing dependency (database, cache, broker) and for the jitter of the
- * delivery retry schedule (contract §7). One formula, so a change to how we
+ * delivery retry schedule (docs/delivery.md#delivery-engine). One formula, so a change to how we
  * back off is made once.
  *
  *   delay(n) = min(maxMs, baseMs · 2ⁿ), then moved by up to ±jitter of itself

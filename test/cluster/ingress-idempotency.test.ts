@@ -4,7 +4,7 @@ import { bootstrapDatabase, clientFor, startTestNode } from '../helpers/nodes.js
 import { countRecords, readRecords } from '../helpers/topic.js';
 
 /**
- * Idempotency-Key (reference §6, §8): a duplicate within the window answers
+ * Idempotency-Key (docs/api.md#ingress): a duplicate within the window answers
  * 202 with the first event's id and replayed:true and writes nothing, even
  * when the duplicates race each other on two ingress nodes.
  */

@@ -5,7 +5,7 @@ import { countRecords, readRecords } from '../helpers/topic.js';
 import { earlyInSecond, signRequest, type SigningKeyCreds } from '../helpers/signing.js';
 
 /**
- * Signed-request ingress (reference §5, contract §3) end to end: the
+ * Signed-request ingress (docs/api.md#authentication) end to end: the
  * signature is made by test/helpers/signing.ts from the contract's text alone.
  * Two nodes share Redis, so a nonce used on one is refused on the other;
  * one validates inline, the other in the piscina pool.

@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 
 /**
- * A sender's side of signed-request ingress, written from contract §3 alone
+ * A sender's side of signed-request ingress, written from docs/api.md#authentication alone
  * (nothing imported from src/), so the tests fail if the server's canonical
  * string ever drifts from the contract.
  */
@@ -32,7 +32,7 @@ function pctDecode(s: string): Buffer {
   return Buffer.from(out);
 }
 
-/** QUERY per contract §3: decode, RFC 3986 encode, sort by name then value. */
+/** QUERY per docs/api.md#authentication: decode, RFC 3986 encode, sort by name then value. */
 export function contractQuery(raw: string): string {
   if (!raw) return '';
   const pairs = raw.split('&').filter(Boolean).map((p) => {

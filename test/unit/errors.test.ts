@@ -41,7 +41,7 @@ t.test('every catalog entry is well-formed', async (t) => {
   }
 });
 
-t.test("every code of reference §7's table is in the catalog with the table's status", async (t) => {
+t.test("every code of docs/api.md#errors's table is in the catalog with the table's status", async (t) => {
   const table = referenceTable();
   t.ok(table.size >= 20, `parsed ${table.size} codes from the table`);
   t.ok(table.has('loop_detected') && table.has('context_event_type_key_invalid'), 'parser sanity');
@@ -51,7 +51,7 @@ t.test("every code of reference §7's table is in the catalog with the table's s
   }
 });
 
-t.test("every management code of contract §1 is in the catalog with the contract's status", async (t) => {
+t.test("every management code of docs/api.md#conventions is in the catalog with the contract's status", async (t) => {
   const codes = contractCodes();
   t.ok(codes.size >= 10, `parsed ${codes.size} codes from the contract`);
   for (const [code, status] of codes) t.equal(catalog[code]?.status, status, `${code} → ${status}`);

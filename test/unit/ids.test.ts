@@ -1,7 +1,7 @@
 import t from 'tap';
 import { eventIdTime, hasPrefix, newEventId, newId, randomBytesPooled, type IdPrefix } from '../../src/ids.js';
 
-// Contract §1 prefixes.
+// docs/api.md#conventions prefixes.
 const PREFIXES: IdPrefix[] = ['lic', 'ten', 'cat', 'pkg', 'int', 'act', 'evt', 'que', 'tgt', 'key', 'sub', 'run', 'att'];
 const URL_SAFE = /^[A-Za-z0-9_-]+$/;
 

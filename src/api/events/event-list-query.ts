@@ -10,7 +10,7 @@ const PARAMS = ['status', 'target', 'from', 'to', 'eventType', 'partitionKey', '
 /** The cursor's time as Postgres prints it (to_char … .US"Z"), and an event id. */
 const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const EVENT_ID = /^evt_[A-Za-z0-9_-]{8,64}$/;
-/** Keys are at most 255 bytes at ingress (contract §4); a longer filter cannot match anything. */
+/** Keys are at most 255 bytes at ingress (docs/api.md#configuration-api); a longer filter cannot match anything. */
 const MAX_FILTER = 1024;
 
 /** The query of `GET /v1/tenants/{t}/queues/{name}/events`, checked. */

@@ -35,7 +35,7 @@ const LOOKUP_BEFORE_MS = 1_000;
 const LOOKUP_WINDOW_MS = 6_000;
 
 /**
- * Inspection and redelivery (contract §6):
+ * Inspection and redelivery (docs/delivery.md):
  *
  *   GET  /v1/tenants/{tenant}/events/{eventId}              the event, its deliveries and attempts
  *   POST /v1/tenants/{tenant}/events/{eventId}/redeliver    { target? }: deliver again, same event id

@@ -14,7 +14,7 @@ export interface RedeliveryOrder {
 }
 
 /**
- * The one redelivery path (contract §6), for `POST …/events/{id}/redeliver`
+ * The one redelivery path (docs/delivery.md), for `POST …/events/{id}/redeliver`
  * and bulk redelivery jobs alike: reads each record back from the event log,
  * hands a copy to the partition's owner (redelivery_requests, a lane of its
  * own, same event id, fresh retry horizon) and marks the deliveries pending.

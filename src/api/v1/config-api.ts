@@ -30,7 +30,7 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 const PROFILE_RANK: Record<KeyProfile, number> = { ingress: 0, full: 1, build: 2 };
 
 /**
- * The configuration API of contract §4: idempotent PUTs of queues, targets and
+ * The configuration API of docs/api.md#configuration-api: idempotent PUTs of queues, targets and
  * routes, their GETs and DELETEs, and key creation. Every write invalidates the
  * caches of every node before it answers.
  */
@@ -138,7 +138,7 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
   });
 
   // Revokes a key: every node refuses it (401 invalid_api_key) once the invalidation reaches it.
-  // Idempotent (reference §7): again, an unknown id or another workspace's → 204, nothing changes.
+  // Idempotent (docs/api.md#errors): again, an unknown id or another workspace's → 204, nothing changes.
   // A key cannot revoke one of a higher profile than its own, as it could not have made it.
   router.add('del', `${base}/keys/:keyId`, opts, async (ex) => {
     const { profile: callerProfile, ws } = await access(ex);

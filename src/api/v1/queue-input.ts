@@ -19,7 +19,7 @@ const FIELDS = [
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
-// Reference §6 "Names that can never be forwarded (mapped or group-key headers)".
+// docs/api.md#ingress.
 const NEVER_FORWARDED = new Set([
   'idempotency-key', 'x-idempotency-key', 'x-delivery-key',
   'authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key',
@@ -29,12 +29,12 @@ const NEVER_FORWARDED = new Set([
 /** Why a header name can never be a mapped header, or null when it can. */
 export function neverForwardedReason(name: string): string | null {
   const lower = name.toLowerCase();
-  if (lower.startsWith('x-service-')) return "X-Service-* is the service's own vocabulary and cannot be forwarded (reference §6)";
-  if (NEVER_FORWARDED.has(lower)) return `${name} can never be forwarded (reference §6)`;
+  if (lower.startsWith('x-service-')) return "X-Service-* is the service's own vocabulary and cannot be forwarded";
+  if (NEVER_FORWARDED.has(lower)) return `${name} can never be forwarded`;
   return null;
 }
 
-/** Reads and validates the body of `PUT /v1/tenants/{tenant}/queues/{name}` (contract §4). */
+/** Reads and validates the body of `PUT /v1/tenants/{tenant}/queues/{name}` (docs/api.md#configuration-api). */
 export function readQueueSettings(body: Record<string, unknown>): Partial<QueueSettings> {
   const r = new FieldReader(body, FIELDS);
   const out: Partial<QueueSettings> = {};
@@ -97,7 +97,7 @@ function readSourceRef(v: unknown): SourceRef | string {
 }
 
 /**
- * Mapped headers (reference §6): where each value is lifted from, the name it
+ * Mapped headers (docs/api.md#ingress): where each value is lifted from, the name it
  * is sent under, and whether an event without it is refused. Names that can
  * never be forwarded are refused, so are two mappings to one name (a
  * collision) and Payments-Signature while recalculation is on (rule 3).
@@ -120,7 +120,7 @@ function readMappedHeaders(v: unknown, recalculation: boolean): MappedHeader[] |
     const reason = neverForwardedReason(o.as);
     if (reason) return problems.push({ field: `${at}.as`, problem: reason });
     if (recalculation && o.as.toLowerCase() === 'payments-signature') {
-      return problems.push({ field: `${at}.as`, problem: 'Payments-Signature is written by the signing step while paymentsSignatureRecalculation is on (reference §6 rule 3)' });
+      return problems.push({ field: `${at}.as`, problem: 'Payments-Signature is written by the signing step while paymentsSignatureRecalculation is on' });
     }
     if (seen.has(o.as.toLowerCase())) return problems.push({ field: `${at}.as`, problem: `collides with another mapped header named ${o.as}` });
     seen.add(o.as.toLowerCase());

@@ -3,7 +3,7 @@ import { withQueueDefaults, type QueueSettings } from '../../routing/queue-setti
 export type QueueState = 'accepting' | 'closed' | 'archived' | 'paused';
 
 /**
- * A queue's state as the console shows it (reference §3 and §7): `archived`
+ * A queue's state as the console shows it (docs/api.md#resources-and-states): `archived`
  * (the queue or its workspace; 409 queue_archived) wins, then `paused` (the
  * auth mode has nothing to verify with; 409 queue_paused, with the reason),
  * then `closed` (ingress closed; 409 ingress_closed), else `accepting`.

@@ -13,7 +13,7 @@ export interface SigningKeysApiDeps {
 }
 
 /**
- * `POST /v1/tenants/{tenant}/signing-keys` (contract §4): creates an HMAC
+ * `POST /v1/tenants/{tenant}/signing-keys` (docs/api.md#configuration-api): creates an HMAC
  * signing key of the workspace and returns `{ keyId, secret }`, the secret
  * shown this once. Any active key verifies signed-request ingress; the newest
  * signs outbound deliveries of `hmac` queues. The write is published on the

@@ -16,7 +16,7 @@ export const MAX_RATE_PER_SECOND = 100_000;
 
 /**
  * Reads and validates the body of `PUT /v1/tenants/{tenant}/targets/{name}`
- * (contract §4), including the header rules of reference §6 that a target
+ * (docs/api.md#configuration-api), including the header rules of docs/api.md#ingress that a target
  * alone can break (see src/routing/header-rules.ts).
  */
 export function readTarget(body: Record<string, unknown>): { url: string; settings: Partial<TargetSettings> } {
@@ -63,7 +63,7 @@ export function readTarget(body: Record<string, unknown>): { url: string; settin
     const lower = groupKeyHeader.toLowerCase();
     if (problem) r.problem('groupKeyHeader', problem);
     else if (Object.keys(settings.staticHeaders ?? {}).some((n) => n.toLowerCase() === lower)) {
-      r.problem('groupKeyHeader', 'collides with a static header of the target (reference §6 rule 1)');
+      r.problem('groupKeyHeader', 'collides with a static header of the target');
     } else settings.groupKeyHeader = groupKeyHeader;
   }
   if (r.has('retryPolicy')) {
@@ -78,7 +78,7 @@ export function readTarget(body: Record<string, unknown>): { url: string; settin
 /**
  * `{ scheduleSeconds, horizonSeconds, retryableStatuses? }`: the delays before
  * each retry (the last one repeats), how long after the first attempt retries
- * may go on, and the other 4xx statuses to retry (contract §7).
+ * may go on, and the other 4xx statuses to retry (docs/delivery.md#delivery-engine).
  */
 export function readRetryPolicy(v: unknown): RetryPolicy | string {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'must be an object { scheduleSeconds, horizonSeconds, retryableStatuses? }';
@@ -129,7 +129,7 @@ export function readAuth(v: unknown): TargetAuth | string {
 }
 
 /**
- * The SSRF check at save (contract §7) of every URL a target makes delivery
+ * The SSRF check at save (docs/delivery.md#delivery-engine) of every URL a target makes delivery
  * call: its own and, for OAuth 2.0, the token URL.
  */
 export async function checkTargetUrls(guard: SsrfGuard, url: string, settings: Partial<TargetSettings>): Promise<void> {
@@ -147,7 +147,7 @@ export async function checkTargetUrls(guard: SsrfGuard, url: string, settings: P
 }
 
 /**
- * Reference §6 rule 1 across a route: a target's static or group-key header
+ * docs/api.md#ingress across a route: a target's static or group-key header
  * may not share a name with a mapped header of a queue routed to it. Checked
  * when a target is saved (against the queues already routed to it) and when a
  * route is created.

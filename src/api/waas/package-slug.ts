@@ -1,5 +1,5 @@
 /**
- * A package's key: a slug of its name (reference §2), lower-case ASCII
+ * A package's key: a slug of its name (docs/api.md#resources-and-states), lower-case ASCII
  * letters, digits and single dashes, at most 64 characters. Accents are
  * folded ("Données" → "donnees"); a name with nothing usable gives "package".
  */

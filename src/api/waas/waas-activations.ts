@@ -6,7 +6,7 @@ import { groupKeyField, noContent, param, PUBLIC_ID, published, readBody, readQu
 const FIELDS = ['producerTenantPublicId', 'groupKey', 'integrationPublicId'] as const;
 
 /**
- * Activations (reference §4): the (producer, groupKey, integration) triple
+ * Activations (docs/api.md): the (producer, groupKey, integration) triple
  * that opens the routing gate for events with that group key. POST is
  * idempotent (same publicId on every repeat, also after a revoke); DELETE is
  * idempotent and answers 204 whatever there was to revoke, never 404.

@@ -9,7 +9,7 @@ import { registerWaasStreams } from './waas-streams.js';
 import { registerWaasSubscriptions } from './waas-subscriptions.js';
 
 /**
- * The producer API, /waas/* (reference §1–§5, contract §2, §5). Auth on every
+ * The producer API, /waas/* (docs/api.md#producer-api-waas). Auth on every
  * route: a Build key with X-License-PublicId, or a console session whose
  * subject is Owner/Admin (writes) or any member (reads) of the workspace.
  */

@@ -6,7 +6,7 @@ import type { WorkspaceRow } from '../../storage/topology-repo.js';
 import { noContent, param, published, writer, type WaasDeps } from './waas-context.js';
 
 /**
- * Blocks (reference §3, §4): one integration opted out of one stream or one
+ * Blocks (docs/api.md#resources-and-states): one integration opted out of one stream or one
  * package. All four writes are idempotent and answer 204; un-blocks never 404.
  * The GET reads them back (an extension the console needs).
  * What a block does to subscriptions follows from src/routing/block-coverage.ts;

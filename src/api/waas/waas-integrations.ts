@@ -10,7 +10,7 @@ import { param, PUBLIC_ID, published, readBody, readQuery, writer, type WaasDeps
 const EMAIL = /^[^\s@<>",;]{1,64}@[^\s@<>",;]+\.[^\s@<>",;]+$/;
 
 /**
- * Integrations (reference §4, contract §5): the producer invites a partner by
+ * Integrations (docs/api.md): the producer invites a partner by
  * e-mail and hands over the invite token; the partner accepts onto an account
  * it owns or administers, or onto a new free account. Only a hash of the
  * token is kept; it is compared in constant time.

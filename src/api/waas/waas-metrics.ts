@@ -6,7 +6,7 @@ import { param, type WaasDeps } from './waas-context.js';
 
 const ALLOWED = Object.keys(HISTORIES).join(', ');
 
-/** GET /waas/producer/{tenant}/metrics/series?history=1h|24h|7d (contract §5). */
+/** GET /waas/producer/{tenant}/metrics/series?history=1h|24h|7d (docs/api.md#producer-api-waas). */
 export function registerWaasMetrics(router: Router, deps: WaasDeps): void {
   router.add('get', '/waas/producer/:tenant/metrics/series', { maxBodyBytes: 0 }, async (ex) => {
     const ws = await deps.auth.waasWorkspace(await deps.auth.authenticateCaller(ex), param(ex, 0), 'read');

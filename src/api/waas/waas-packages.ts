@@ -8,7 +8,7 @@ import { slugify } from './package-slug.js';
 import { noContent, param, PUBLIC_ID, published, readBody, writer, type WaasDeps } from './waas-context.js';
 
 /**
- * Packages (reference §3, §4): named groups of a producer's streams. Access
+ * Packages (docs/api.md#resources-and-states): named groups of a producer's streams. Access
  * is default-open, so a package changes nothing by itself; it is the lever of
  * package blocks. Created Active with a unique slug key; archived packages
  * refuse changes but their blocks stay in force (an opt-out never lifts by

@@ -10,7 +10,7 @@ const STREAM_FIELDS = ['producerTenantPublicId', 'name', 'description', 'eventTy
 const EVENT_TYPE = /^[^\u0000-\u001f\u007f-\u009f]{1,255}$/;
 
 /**
- * Streams and the catalog (reference §4): the declarative PUT /waas/streams,
+ * Streams and the catalog (docs/api.md): the declarative PUT /waas/streams,
  * POST /waas/enable-producer, and the catalog of published streams.
  */
 export function registerWaasStreams(router: Router, deps: WaasDeps): void {

@@ -8,7 +8,7 @@ import { FieldReader } from '../json-body.js';
 import { noContent, param, PUBLIC_ID, published, readBody, writer, type WaasDeps } from './waas-context.js';
 
 /**
- * Subscriptions, from the partner's side (contract §5). Subscribing creates a
+ * Subscriptions, from the partner's side (docs/api.md#producer-api-waas). Subscribing creates a
  * queue named after the stream in the receiving workspace; the partner routes
  * it to its own targets with the /v1 configuration API, and events of the
  * stream reach the partner only through it. Status is live or paused,
@@ -25,7 +25,7 @@ export function registerWaasSubscriptions(router: Router, deps: WaasDeps): void 
     r.done();
     const integration = await partnerIntegration(deps, ex, caller, 'write');
     const entry = await deps.catalog.entryByPublicId(integration.producerWorkspaceId, cat!);
-    // Partners see Published streams only (reference §1); anything else does not exist for them.
+    // Partners see Published streams only (docs/api.md#producer-api-waas); anything else does not exist for them.
     if (!entry || entry.status !== 'Published') throw new ServiceError('not_found', 'No such published stream.');
     const result = await deps.integrations.subscribe(integration.id, integration.receivingWorkspaceId!, entry);
     if ('conflict' in result) throw new ServiceError('conflict', result.conflict);

@@ -14,7 +14,7 @@ interface Cached {
 const DEFAULT_LIFETIME_S = 300;
 
 /**
- * OAuth 2.0 client-credentials tokens for target auth (reference §5, contract
+ * OAuth 2.0 client-credentials tokens for target auth (docs/api.md#authentication, contract
  * §4). A token is fetched from the target's token URL, through the same
  * dispatcher as deliveries (SSRF guard, deadline, response cap), cached until
  * `marginSeconds` before it expires, and shared by every lane of the target:

@@ -2,14 +2,14 @@ import type { EventRecord } from '../../event-log/event-record.js';
 import { forwardedHeaderProblem, isHeaderValue } from '../../routing/header-rules.js';
 import type { TargetSettings } from '../../routing/target-settings.js';
 
-/** This service's hop segment for the queue an event came through (contract §4). */
+/** This service's hop segment for the queue an event came through (docs/api.md#configuration-api). */
 export function pathSegment(record: EventRecord): string {
   return `sg:${record.tenantPublicId}/${record.queueName}`;
 }
 
 /**
  * The headers of a delivery request that are the same on every attempt, in
- * the precedence of reference §6 rule 1, lowest first (a later layer wins a
+ * the precedence of docs/api.md#ingress, lowest first (a later layer wins a
  * name collision; the configuration API refuses collisions at save):
  *
  *   1. mapped headers (snapshotted at accept) and the group key header

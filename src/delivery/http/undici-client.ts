@@ -53,7 +53,7 @@ export function secureContextFor(trust: TlsTrust): SecureContext | undefined {
 
 /**
  * undici's `connect` for delivery: resolves the host once through the SSRF
- * guard (every A and AAAA record checked, contract §7), then connects to a
+ * guard (every A and AAAA record checked, docs/delivery.md#delivery-engine), then connects to a
  * checked address, never to the name, so a second DNS answer cannot steer the
  * connection elsewhere. For TLS the URL's host name stays the SNI and the
  * name the certificate is checked against (an address literal is checked as

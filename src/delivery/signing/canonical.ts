@@ -6,7 +6,7 @@ import { canonicalQuery } from '../../auth/canonical-query.js';
 export { canonicalQuery };
 
 /**
- * The canonical strings of contract §3 (HMAC-SHA256, lowercase hex). Lines are
+ * The canonical strings of docs/api.md#authentication (HMAC-SHA256, lowercase hex). Lines are
  * joined with "\n", no trailing newline:
  *
  *   v1:  METHOD  PATH  QUERY  X-Service-Timestamp  X-Service-Nonce  BODY_SHA256

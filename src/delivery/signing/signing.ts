@@ -2,14 +2,14 @@ import { createHmac } from 'node:crypto';
 import { randomBytesPooled } from '../../ids.js';
 import { hmacHex, sha256Hex, v1Canonical, v2Canonical, type V1Fields } from './canonical.js';
 
-/** A workspace signing key (contract §2): its id travels in X-Service-Key-Id. */
+/** A workspace signing key (docs/api.md#authentication): its id travels in X-Service-Key-Id. */
 export interface SigningKey {
   keyId: string;
   secret: string;
 }
 
 /**
- * The outbound HMAC headers of one attempt (contract §3, reference §6), made
+ * The outbound HMAC headers of one attempt (docs/api.md#authentication), made
  * afresh for every attempt: a new timestamp and nonce each time, so a captured
  * request cannot be replayed past the receiver's tolerance.
  *
@@ -17,7 +17,7 @@ export interface SigningKey {
  *   X-Service-Signature:  hex HMAC of the v1 string
  *   X-Service-Signatures: v2=<hex HMAC of the v2 string>
  *
- * Mapped and group-key headers are not covered (reference §6 rule 4).
+ * Mapped and group-key headers are not covered (docs/api.md#ingress).
  */
 export function signatureHeaders(
   key: SigningKey,
@@ -43,9 +43,9 @@ export function signatureHeaders(
 }
 
 /**
- * Payments-Signature recalculation (contract §3): `t=<unix seconds>,v1=<hex
+ * Payments-Signature recalculation (docs/api.md#authentication): `t=<unix seconds>,v1=<hex
  * HMAC(secret, "<t>.<raw body>")>`, the scheme Stripe's libraries verify. Only
- * timestamp and body are covered (reference §6 rule 4).
+ * timestamp and body are covered (docs/api.md#ingress).
  */
 export function paymentsSignature(secret: string, body: Buffer, nowMs: number): string {
   const t = Math.floor(nowMs / 1000);

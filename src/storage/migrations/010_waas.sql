@@ -1,4 +1,4 @@
--- The producer side (/waas/*, reference §1–§4, contract §5): console memberships,
+-- The producer side (/waas/*, docs/api.md#producer-api-waas): console memberships,
 -- the catalog of published streams, integrations and their subscriptions,
 -- activations of group keys, packages and blocks.
 
@@ -22,7 +22,7 @@ CREATE TABLE catalog_entries (
   name                   text NOT NULL,
   description            text NOT NULL DEFAULT '',
   event_types            jsonb NOT NULL DEFAULT '[]'::jsonb,
-  -- Opaque (reference §4 rule 4): kept byte for byte as sent.
+  -- Opaque (docs/api.md): kept byte for byte as sent.
   payload_schema         text,
   status                 text NOT NULL CHECK (status IN ('Published', 'Deprecated')),
   queue_id               bigint REFERENCES queues(id) ON DELETE SET NULL,
@@ -49,7 +49,7 @@ CREATE INDEX integrations_producer_idx ON integrations (producer_workspace_id);
 CREATE INDEX integrations_receiving_idx ON integrations (receiving_workspace_id);
 
 -- A partner's subscription to one stream, delivered through a queue of the
--- receiving workspace named after the stream (contract §5).
+-- receiving workspace named after the stream (docs/api.md#producer-api-waas).
 CREATE TABLE subscriptions (
   id                  bigserial PRIMARY KEY,
   public_id           text NOT NULL UNIQUE,
@@ -98,7 +98,7 @@ CREATE TABLE package_streams (
 );
 CREATE INDEX package_streams_entry_idx ON package_streams (catalog_entry_id);
 
--- Opt-outs of one integration (reference §2 "Block"); whether a subscription is
+-- Opt-outs of one integration (docs/api.md#resources-and-states); whether a subscription is
 -- paused is computed from these rows (src/routing/block-coverage.ts), never stored.
 CREATE TABLE stream_blocks (
   integration_id    bigint NOT NULL REFERENCES integrations(id),

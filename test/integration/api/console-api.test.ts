@@ -17,7 +17,7 @@ import { startReceiver } from '../../helpers/receiver.js';
  */
 const backends = await freshBackends(t);
 const creds = await bootstrapDatabase(backends.databaseUrl);
-// Console sessions (contract §2) by a shared-secret token, so the lists are checked for them too.
+// Console sessions (docs/api.md#authentication) by a shared-secret token, so the lists are checked for them too.
 const ISS = 'https://id.example.test/';
 const AUD = 'streamgate';
 const SECRET = 'console-api-test-secret';

@@ -5,7 +5,7 @@ import { bootstrapDatabase, clientFor, startTestNode } from '../../helpers/nodes
 /**
  * GET …/events/{id} for an event no delivery node has consumed (here: none
  * runs, as when delivery is far behind): the event is found in the log by the
- * time its id carries and shown with every routed target pending (contract §6).
+ * time its id carries and shown with every routed target pending (docs/delivery.md).
  */
 const backends = await freshBackends(t);
 const creds = await bootstrapDatabase(backends.databaseUrl);

@@ -17,20 +17,20 @@ async function refused(t: Test, body: object, field: RegExp, rule: RegExp): Prom
   t.match(res.body.error.details, [{ field, problem: rule }]);
 }
 
-t.test('target headers: the save-time refusals of reference §6', async (t) => {
-  await refused(t, { staticHeaders: { 'X-Service-Event-Id': 'x' } }, /staticHeaders/, /rule 2/);
-  await refused(t, { staticHeaders: { 'idempotency-key': 'x' } }, /staticHeaders/, /rule 2/);
-  await refused(t, { staticHeaders: { 'X-Service-Signature': 'forged' } }, /staticHeaders/, /rule 1/);
-  await refused(t, { staticHeaders: { 'Content-Type': 'text/plain' } }, /staticHeaders/, /rule 1/);
-  await refused(t, { staticHeaders: { 'Payments-Signature': 't=1,v1=00' } }, /staticHeaders/, /rule 3/);
+t.test('target headers: the save-time refusals of docs/api.md#ingress', async (t) => {
+  await refused(t, { staticHeaders: { 'X-Service-Event-Id': 'x' } }, /staticHeaders/, /cannot be a static header/);
+  await refused(t, { staticHeaders: { 'idempotency-key': 'x' } }, /staticHeaders/, /cannot be a static header/);
+  await refused(t, { staticHeaders: { 'X-Service-Signature': 'forged' } }, /staticHeaders/, /own X-Service-\* headers/);
+  await refused(t, { staticHeaders: { 'Content-Type': 'text/plain' } }, /staticHeaders/, /a header the service sets itself/);
+  await refused(t, { staticHeaders: { 'Payments-Signature': 't=1,v1=00' } }, /staticHeaders/, /only the signing step writes it/);
   await refused(t, { staticHeaders: { Host: 'evil.example' } }, /staticHeaders/, /transport/);
-  await refused(t, { auth: { mode: 'bearer', token: 't' }, staticHeaders: { Authorization: 'Basic x' } }, /staticHeaders/, /rule 1/);
+  await refused(t, { auth: { mode: 'bearer', token: 't' }, staticHeaders: { Authorization: 'Basic x' } }, /staticHeaders/, /Authorization header of the target's auth mode/);
   await refused(t, { staticHeaders: { 'X-Ok': 'line\r\nInjected: yes' } }, /staticHeaders/, /CR, LF/);
   await refused(t, { groupKeyHeader: 'Authorization' }, /groupKeyHeader/, /never forwardable/);
   await refused(t, { groupKeyHeader: 'X-Service-Group-Key' }, /groupKeyHeader/, /X-Service-\*/);
-  await refused(t, { groupKeyHeader: 'Payments-Signature' }, /groupKeyHeader/, /rule 3/);
+  await refused(t, { groupKeyHeader: 'Payments-Signature' }, /groupKeyHeader/, /only the signing step writes it/);
   await refused(t, { groupKeyHeader: 'Transfer-Encoding' }, /groupKeyHeader/, /never forwardable/);
-  await refused(t, { groupKeyHeader: 'X-Group', staticHeaders: { 'x-group': 'v' } }, /groupKeyHeader/, /rule 1/);
+  await refused(t, { groupKeyHeader: 'X-Group', staticHeaders: { 'x-group': 'v' } }, /groupKeyHeader/, /collides with a static header/);
 
   const fine = await api.manage('PUT', api.tenantPath('/targets/rules'), {
     url,

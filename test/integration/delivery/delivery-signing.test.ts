@@ -15,7 +15,7 @@ const node = await startTestNode(t, backends);
 const api = clientFor(node.port, creds);
 const sql = await testDatabase(t, backends);
 
-// ---- an independent reading of contract §3, written from the text, not from src/ ----
+// ---- an independent reading of docs/api.md#authentication, written from the text, not from src/ ----
 
 /** RFC 3986 encoding: encodeURIComponent also leaves !'()* alone, which RFC 3986 reserves. */
 function rfc3986(text: string): string {
@@ -64,7 +64,7 @@ await addSigningKey('sig_older_key_0000000001', 'whsec_older-secret');
 await new Promise((r) => setTimeout(r, 20));
 await addSigningKey('sig_newest_key_000000002', 'whsec_newest-secret');
 
-t.test('hmac queues: v1 and v2 signatures match an independent implementation of contract §3, made afresh per attempt', async (t) => {
+t.test('hmac queues: v1 and v2 signatures match an independent implementation of docs/api.md#authentication, made afresh per attempt', async (t) => {
   const receiver = await startReceiver(t);
   // Percent-encoded path, repeated and unsorted parameters, "+", "~" and a parameter without "=".
   const url = `${receiver.url}/hooks/caf%C3%A9?z=1&a=2&a=1&sp=x%2By&plus=a+b&tilde=~x&empty`;
@@ -148,7 +148,7 @@ t.test('Payments-Signature: recalculated on every attempt, only for events verif
   t.ok(plainReq.headers['x-service-signature'], 'it gets the queue\'s own signature');
 });
 
-t.test('headers: mapped (identical on every retry), group key, static, Idempotency-Key, X-Service-Path; precedence of reference §6 rule 1', async (t) => {
+t.test('headers: mapped (identical on every retry), group key, static, Idempotency-Key, X-Service-Path; precedence of docs/api.md#ingress', async (t) => {
   const receiver = await startReceiver(t);
   await api.wire('headers', 'headers-target', `${receiver.url}/h`, {}, { staticHeaders: { 'X-Static': 'fixed' }, groupKeyHeader: 'X-Group' });
   const queue = await putQueueSettings(sql, backends, creds.tenantPublicId, 'headers', {});

@@ -4,7 +4,7 @@ import { bootstrapDatabase, clientFor, startTestNode } from '../../helpers/nodes
 import { startReceiver } from '../../helpers/receiver.js';
 import { sleep, waitForEvent } from '../../helpers/delivery.js';
 
-// Contract §7: a target failing continuously for 5 days (here: 3 s) is disabled.
+// docs/delivery.md#delivery-engine: a target failing continuously for 5 days (here: 3 s) is disabled.
 const backends = await freshBackends(t);
 const creds = await bootstrapDatabase(backends.databaseUrl);
 const node = await startTestNode(t, backends, {

@@ -8,7 +8,7 @@ import type { EventRecord } from '../../../src/event-log/event-record.js';
 /**
  * Where the context (type, group key, partition key) and mapped headers come
  * from: the default headers, or a query parameter or top-level body field per
- * queue or workspace configuration (reference §4, §6; contract §4). What the
+ * queue or workspace configuration (docs/api.md; docs/api.md#configuration-api). What the
  * sender sees is the answer; what delivery sees is the record in the topic.
  */
 const backends = await freshBackends(t);
@@ -151,7 +151,7 @@ t.test('queue settings validation names each bad field', async (t) => {
     paymentsSignatureRecalculation: true,
     mappedHeaders: [{ from: { source: 'header', name: 'Payments-Signature' }, as: 'Payments-Signature' }],
   });
-  t.equal(recalc.status, 400, 'Payments-Signature cannot be mapped while recalculation is on (reference §6 rule 3)');
+  t.equal(recalc.status, 400, 'Payments-Signature cannot be mapped while recalculation is on');
   t.match(recalc.body.error.details, [{ field: 'mappedHeaders[0].as' }]);
   const good = await put('every-setting', {
     authMode: 'signed_request',

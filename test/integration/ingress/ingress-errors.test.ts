@@ -10,7 +10,7 @@ import { LicenseRepo } from '../../../src/storage/license-repo.js';
 import { TopologyRepo } from '../../../src/storage/topology-repo.js';
 
 /**
- * Every error code of reference §7 (and the "clear codes" of bad input),
+ * Every error code of docs/api.md#errors (and the "clear codes" of bad input),
  * reached through HTTP as a sender would, with its status, its code and the
  * proof that nothing was written: the topic's record count does not move, and
  * at the end no record in the topic carries the marker of a refused request.

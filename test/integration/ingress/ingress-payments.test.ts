@@ -6,7 +6,7 @@ import { countRecords, readRecords } from '../../helpers/topic.js';
 
 /**
  * `payments` queues verify the payment processor's Payments-Signature with the
- * queue's secret (contract §3, Stripe's scheme). The headers here are made by
+ * queue's secret (docs/api.md#authentication, Stripe's scheme). The headers here are made by
  * Stripe's own library, as a real processor would send them.
  */
 const backends = await freshBackends(t);

@@ -4,7 +4,7 @@ import { bootstrapDatabase, clientFor, startTestNode } from '../../helpers/nodes
 import { countRecords, readRecords } from '../../helpers/topic.js';
 
 /**
- * The sandbox route (reference §4, contract §6): accepted and persisted like
+ * The sandbox route (docs/api.md): accepted and persisted like
  * production, with `record.sandbox` telling delivery to simulate (nothing
  * leaves the service). Delivery's simulation is not ingress's: this test
  * stops at the record.

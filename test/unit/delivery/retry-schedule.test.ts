@@ -5,7 +5,7 @@ import { compressed, nextAttemptAt } from '../../../src/delivery/retry-schedule.
 const DEFAULT = { scheduleSeconds: [5, 30, 120, 600, 1800, 3600, 10800, 21600, 43200], horizonSeconds: 259_200, retryableStatuses: [] };
 const noJitter = () => 0.5;
 
-t.test('the default schedule of contract §7: 5 s, 30 s, 2 m, 10 m, 30 m, 1 h, 3 h, 6 h, then every 12 h up to 72 h', async (t) => {
+t.test('the default schedule of docs/delivery.md#delivery-engine: 5 s, 30 s, 2 m, 10 m, 30 m, 1 h, 3 h, 6 h, then every 12 h up to 72 h', async (t) => {
   const start = 1_000_000;
   let now = start;
   const delays: number[] = [];

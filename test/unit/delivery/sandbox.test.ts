@@ -6,7 +6,7 @@ const statusOf = (spec: Parameters<typeof simulateAttempt>[0], attempt: number) 
   return r.kind === 'response' ? r.status : -1;
 };
 
-t.test('sb_fail_count alone fails the first N attempts with 500 (contract §6)', async (t) => {
+t.test('sb_fail_count alone fails the first N attempts with 500', async (t) => {
   const spec = { failCode: null, failCount: 2, runId: null };
   t.same([1, 2, 3, 4].map((n) => statusOf(spec, n)), [500, 500, 200, 200]);
 });

@@ -2,7 +2,7 @@ import t from 'tap';
 import { checkContextValue, contextFromHeaders } from '../../../src/ingress/event-context.js';
 import { ServiceError } from '../../../src/errors.js';
 
-const LIMIT = 255; // contract §4: key limits 255 bytes
+const LIMIT = 255; // docs/api.md#configuration-api: key limits 255 bytes
 
 function codeOf(fn: () => unknown): string | null {
   try {
@@ -13,7 +13,7 @@ function codeOf(fn: () => unknown): string | null {
   }
 }
 
-// [header, code prefix as reference §7 names it]
+// [header, code prefix as docs/api.md#errors names it]
 const FIELDS: Array<[string, string]> = [
   ['x-service-event-type', 'context_event_type_key'],
   ['x-service-group-key', 'context_group_key'],

@@ -2,7 +2,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import { BlockLedger, subscriptionStatus } from '../../../src/routing/block-coverage.js';
 
-// Reference §3, the Subscription rows of the state table, one test each, plus
+// docs/api.md#resources-and-states, the Subscription rows of the state table, one test each, plus
 // §2 "a package block wins over the stream's other package memberships".
 // `int` is the integration, `orders` the stream, `A`/`B` packages.
 

@@ -8,7 +8,7 @@ import { Waas } from '../../../helpers/waas.js';
 import { connectDatabase } from '../../../../src/storage/db.js';
 import { MembershipRepo } from '../../../../src/storage/membership-repo.js';
 
-// /waas/* authentication and authorisation (reference §5, contract §2): Build
+// /waas/* authentication and authorisation (docs/api.md#authentication): Build
 // keys with X-License-PublicId, console sessions (JWT from a JWKS URL served
 // here, or a shared secret) mapped to memberships; 401, 403, 404 as specified.
 const ISS = 'https://id.example.test/';
@@ -209,7 +209,7 @@ t.test('a server without console configuration refuses bearer JWTs with 401', as
   t.equal(res.body.error.code, 'unauthorized');
 });
 
-t.test('the /v1 configuration API takes the same console sessions (contract §4)', async (t) => {
+t.test('the /v1 configuration API takes the same console sessions', async (t) => {
   const ws = await wsId(T);
   await memberships.grant(ws, 'v1-owner', 'Owner');
   await memberships.grant(ws, 'v1-member', 'Member');

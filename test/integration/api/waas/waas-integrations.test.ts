@@ -4,7 +4,7 @@ import { bootstrapDatabase } from '../../../helpers/nodes.js';
 import { waasTestbed } from '../../../helpers/waas-testbed.js';
 import { LicenseRepo } from '../../../../src/storage/license-repo.js';
 
-// Integrations from both sides (contract §5): invite, list, accept onto a new
+// Integrations from both sides (docs/api.md#producer-api-waas): invite, list, accept onto a new
 // free account or onto an account the caller administers, subscriptions.
 const { backends, creds, api, waas, sql } = await waasTestbed(t);
 const orders = await waas.putStream('orders');

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { waasTestbed } from '../../../helpers/waas-testbed.js';
 
-// Packages and the state table of reference §3, through the API against real
+// Packages and the state table of docs/api.md#resources-and-states, through the API against real
 // Postgres and Redis: every Subscription row, as both the producer and the
 // partner see the status. (waas-gate.test.ts shows the same rows in delivery.)
 const { creds, api, waas } = await waasTestbed(t);

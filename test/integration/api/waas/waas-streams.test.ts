@@ -3,7 +3,7 @@ import { freshBackends } from '../../../helpers/backends.js';
 import { bootstrapDatabase, clientFor, startTestNode } from '../../../helpers/nodes.js';
 import { connectDatabase } from '../../../../src/storage/db.js';
 
-// PUT /waas/streams, rules 1–5 of reference §4, the no-op re-apply, and the
+// PUT /waas/streams, rules 1–5 of docs/api.md, the no-op re-apply, and the
 // catalog, against real Postgres and Redis (management only: no delivery here).
 const backends = await freshBackends(t);
 const creds = await bootstrapDatabase(backends.databaseUrl);

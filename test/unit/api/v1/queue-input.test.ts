@@ -12,7 +12,7 @@ function problems(body: Record<string, unknown>): string[] {
   }
 }
 
-t.test('every contract §4 ingress setting is accepted and kept', async (t) => {
+t.test('every docs/api.md#configuration-api ingress setting is accepted and kept', async (t) => {
   const body = {
     authMode: 'payments',
     ingress: 'closed',
@@ -48,7 +48,7 @@ t.test('bad values are named, each of them', async (t) => {
   t.same(problems({ paymentsSignatureRecalculation: true }), ['paymentsSignatureRecalculation'], 'only payments queues can re-sign');
 });
 
-t.test('mapped header rules of reference §6', async (t) => {
+t.test('mapped header rules of docs/api.md#ingress', async (t) => {
   const mapped = (...as: string[]) => ({ mappedHeaders: as.map((name, i) => ({ from: { source: 'body', name: `f${i}` }, as: name })) });
   for (const forbidden of ['X-Service-Anything', 'x-service-event-id', 'Idempotency-Key', 'X-Idempotency-Key', 'X-Delivery-Key', 'Authorization',
     'Proxy-Authorization', 'Cookie', 'Set-Cookie', 'X-Api-Key', 'Host', 'Content-Type', 'Content-Length', 'Connection', 'Transfer-Encoding', 'Expect', 'Upgrade', 'TE']) {

@@ -8,7 +8,7 @@ const record = (over: Partial<EventRecord> = {}): EventRecord => ({
   body: Buffer.alloc(0), ...over,
 });
 
-t.test('precedence, lowest first: mapped and group key < the service\'s own < static (reference §6 rule 1)', async (t) => {
+t.test('precedence, lowest first: mapped and group key < the service\'s own < static', async (t) => {
   const h = outboundHeaders(
     record({ mappedHeaders: [['X-A', 'mapped'], ['X-B', 'mapped'], ['X-Service-Path', 'forged'], ['Content-Type', 'text/forged']], groupKey: 'g', idempotencyKey: 'i', eventType: 'e' }),
     { staticHeaders: { 'X-B': 'static', 'X-Group': 'static' }, groupKeyHeader: 'x-group' },

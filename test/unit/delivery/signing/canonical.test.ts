@@ -1,7 +1,7 @@
 import t from 'tap';
 import { canonicalQuery, v1Canonical, v2Canonical } from '../../../../src/delivery/signing/canonical.js';
 
-t.test('QUERY: RFC 3986 encoding, sorted by name then value (contract §3)', async (t) => {
+t.test('QUERY: RFC 3986 encoding, sorted by name then value', async (t) => {
   const cases: Array<[string, string, string]> = [
     ['', '', 'no query'],
     ['a=?', 'a=%3F', 'a "?" inside the query is data (callers drop only the leading one)'],

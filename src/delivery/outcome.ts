@@ -1,9 +1,11 @@
 import type { DispatchResult } from './http/http-dispatcher.js';
+import { dispatchFailure, type FailureKind } from './dispatch-failure.js';
 
 /** How an attempt ended, as the retry logic needs it. */
 export type Outcome =
   | { kind: 'delivered'; status: number }
-  | { kind: 'retry'; reason: string; retryAfterMs: number | null }
+  /** `failure`: why no answer came (dispatch-failure.ts); absent when the receiver answered. */
+  | { kind: 'retry'; reason: string; retryAfterMs: number | null; failure?: FailureKind }
   | { kind: 'failed'; reason: string; disableTarget: boolean };
 
 const RETRY_AFTER_STATUSES = new Set([408, 425, 429, 503]);
@@ -12,10 +14,16 @@ const RETRY_AFTER_STATUSES = new Set([408, 425, 429, 503]);
  * Classifies an attempt (docs/delivery.md#delivery-engine): 2xx delivered; 3xx failed (redirects
  * are never followed) but retried like a server error; 408, 429, 5xx and
  * network errors retried; 410 fails and disables the target; other 4xx fail
- * unless the target lists them as retryable.
+ * unless the target lists them as retryable. No answer at all: retried on
+ * the schedule whatever the dispatch-failure kind (see dispatch-failure.ts for
+ * why, and what ends it); a configuration failure says so in its reason.
  */
 export function classify(result: DispatchResult, retryableStatuses: readonly number[] = []): Outcome {
-  if (result.kind === 'error') return { kind: 'retry', reason: `${result.code}: ${result.error}`, retryAfterMs: null };
+  if (result.kind === 'error') {
+    const failure = dispatchFailure(result.code).kind;
+    const reason = failure === 'configuration' ? `configuration: ${result.code}: ${result.error}` : `${result.code}: ${result.error}`;
+    return { kind: 'retry', reason, retryAfterMs: null, failure };
+  }
   const { status } = result;
   if (status >= 200 && status < 300) return { kind: 'delivered', status };
   if (status === 410) return { kind: 'failed', reason: 'receiver answered 410 Gone', disableTarget: true };

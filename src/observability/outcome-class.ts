@@ -1,4 +1,5 @@
 import type { AttemptMessage } from './channels.js';
+import { dispatchFailure } from '../delivery/dispatch-failure.js';
 
 /** The outcome classes of the attempts counter (docs/metrics.md). */
 export type OutcomeClass = '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'network' | 'ssrf';
@@ -16,7 +17,8 @@ export function outcomeClass(message: Pick<AttemptMessage, 'status' | 'errorCode
     if (status < 500) return '4xx';
     return '5xx';
   }
-  if (message.errorCode === 'ESSRF') return 'ssrf';
-  if (message.errorCode === 'ETIMEDOUT') return 'timeout';
+  const kind = message.errorCode === null ? 'network' : dispatchFailure(message.errorCode).kind;
+  if (kind === 'refused-address') return 'ssrf';
+  if (kind === 'timeout') return 'timeout';
   return 'network';
 }

@@ -1,5 +1,6 @@
 import { TimeoutError } from '@platformatic/kafka';
 import type { Config } from '../../config/schema.js';
+import { childrenOf, errorChain } from '../../util/error-chain.js';
 
 /**
  * One line for an operator out of what @platformatic/kafka throws when it
@@ -72,7 +73,7 @@ function paths(err: unknown, prefix: ErrorLike[] = [], depth = 0): ErrorLike[][]
   const e = asError(err);
   if (!e) return [[...prefix, { message: String(err) }]];
   const chain = [...prefix, e];
-  const children = [...(Array.isArray(e.errors) ? (e.errors as unknown[]) : []), ...(e.cause !== undefined ? [e.cause] : [])];
+  const children = childrenOf(e);
   if (children.length === 0 || depth > 10) return [chain];
   return children.flatMap((child) => paths(child, chain, depth + 1));
 }
@@ -180,12 +181,8 @@ export interface KafkaErrorNode {
 }
 
 /** Every error in a failure's tree, depth first, attempts in the order they failed. */
-export function* walk(err: unknown, depth = 0): Generator<KafkaErrorNode> {
-  if (!err || typeof err !== 'object' || depth > 8) return;
-  const node = err as KafkaErrorNode;
-  yield node;
-  if (Array.isArray(node.errors)) for (const inner of node.errors) yield* walk(inner, depth + 1);
-  if (node.cause) yield* walk(node.cause, depth + 1);
+export function walk(err: unknown): Generator<KafkaErrorNode> {
+  return errorChain<KafkaErrorNode>(err);
 }
 
 /**

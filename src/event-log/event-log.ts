@@ -1,3 +1,4 @@
+import type { Logger } from '../observability/logger.js';
 import type { EventRecord } from './event-record.js';
 
 /**
@@ -69,4 +70,33 @@ export interface EventLogReader {
   stop(): Promise<void>;
   /** Whether this reader is a member of its group now. */
   membership(): GroupMembership;
+}
+
+/** The event log a node writes to and reads from, whichever adapter runs. */
+export interface EventLogBackend {
+  kind: 'kafka' | 'embedded';
+  openWriter(): Promise<EventLogWriter>;
+  openReader(log: Logger): EventLogReader;
+  /**
+   * The record bytes at one offset, for redelivering an event whose delivery
+   * is long over (the log holds the only copy of its body); null once
+   * retention dropped it.
+   */
+  readAt(partition: number, offset: bigint): Promise<Buffer | null>;
+  /**
+   * The first record that `match`es among those written from `sinceMs` to
+   * `sinceMs + windowMs` (any partition), or null: for showing an event that
+   * delivery has not consumed yet.
+   */
+  findSince(sinceMs: number, windowMs: number, match: (value: Buffer) => boolean): Promise<FoundRecord | null>;
+  /**
+   * Gets the log ready to write and read (Kafka: the topic exists and every
+   * partition has a leader). Throws KafkaUnavailableError; whether waiting
+   * can help is isRetriableKafkaError's call on it.
+   */
+  prepare(): Promise<void>;
+  /** Readiness: asks the broker for the topic's metadata (Kafka); absent for the embedded log. */
+  probe?(): Promise<Record<string, unknown>>;
+  /** Closes what the backend keeps open for lookups. */
+  close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { errorEnvelope, ServiceError } from '../errors.js';
-import { answeredChannel } from '../observability/channels.js';
+import { answeredChannel, type IngressOutcome } from '../observability/channels.js';
 import type { RequestHead } from './parser/parsed-head.js';
 import { requestIdOf } from './request-id.js';
 import { responseHead, type ResponseHeaders } from './response-head.js';
@@ -48,14 +48,6 @@ export interface Exchange {
   sendError(err: ServiceError, extraHeaders?: ResponseHeaders, closeConnection?: boolean): void;
 }
 
-
-/** See Exchange.ingress: plain fields written by ingress before it answers, so the answer is the only message. */
-export interface IngressOutcome {
-  queue: { readonly tenantPublicId: string; readonly queueName: string } | null;
-  bytes: number;
-  appendMs: number;
-  replayed: boolean;
-}
 
 /**
  * Shared by a node's exchanges: once `closing` (the node is shutting down and

@@ -6,7 +6,8 @@ import type { Logger } from '../observability/logger.js';
 import type { CacheStore } from '../cache/cache-store.js';
 import { MemoryCacheStore } from '../cache/memory-cache-store.js';
 import { RedisCacheStore } from '../cache/redis-cache-store.js';
-import { openEventLog, type EventLogBackend } from '../event-log/event-log-backend.js';
+import type { EventLogBackend } from '../event-log/event-log.js';
+import { openEventLog } from '../event-log/open-event-log.js';
 import { startEmbeddedPostgres } from '../storage/embedded-postgres.js';
 
 export interface NodeBackends {

@@ -8,7 +8,7 @@ import type { Router } from '../http/router.js';
 import type { TopologyRepo } from '../storage/topology-repo.js';
 import type { SsrfGuard } from '../delivery/http/ssrf-guard.js';
 import type { RouteTable } from '../routing/route-table.js';
-import type { EventLogBackend } from '../event-log/event-log-backend.js';
+import type { EventLogBackend } from '../event-log/event-log.js';
 import type { Check } from '../observability/readiness.js';
 import type { Tracing } from '../observability/tracing.js';
 import type { MetricSources } from '../observability/metric-sources.js';

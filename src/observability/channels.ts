@@ -1,5 +1,4 @@
 import diagnostics_channel from 'node:diagnostics_channel';
-import type { IngressOutcome } from '../http/exchange.js';
 import type { EventRecord } from '../event-log/event-record.js';
 import type { RouteTarget } from '../routing/route-table.js';
 
@@ -24,6 +23,14 @@ export interface AttemptMessage {
 }
 
 export const attemptChannel = diagnostics_channel.channel('streamgate:delivery:attempt');
+
+/** What ingress made of a request, carried on its exchange to the answered message. */
+export interface IngressOutcome {
+  queue: { readonly tenantPublicId: string; readonly queueName: string } | null;
+  bytes: number;
+  appendMs: number;
+  replayed: boolean;
+}
 
 /** An HTTP answer: the exchange itself (no copy per request); `route` is the registered pattern. */
 export interface AnsweredMessage {

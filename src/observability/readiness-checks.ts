@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import type { RedisCacheStore } from '../cache/redis-cache-store.js';
-import type { EventLogBackend } from '../event-log/event-log-backend.js';
+import type { EventLogBackend } from '../event-log/event-log.js';
 import type { EventLogReader } from '../event-log/event-log.js';
 import type { Check } from './readiness.js';
 

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import type { Config } from '../../config/schema.js';
-import type { EventLogBackend } from '../event-log-backend.js';
+import type { EventLogBackend } from '../event-log.js';
 import { findEmbeddedSince } from './embedded-find.js';
 import { embeddedStore } from './embedded-store.js';
 import { EmbeddedWriter } from './embedded-writer.js';

@@ -2,7 +2,7 @@ import { Admin } from '@platformatic/kafka';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../observability/logger.js';
 import type { CacheStore } from '../../cache/cache-store.js';
-import type { EventLogBackend } from '../event-log-backend.js';
+import type { EventLogBackend } from '../event-log.js';
 import { ensureTopic } from './kafka-topic.js';
 import { closeClient, kafkaClientOptions } from './kafka-options.js';
 import { explainKafkaFailure, kafkaSecurityOptions, KafkaUnavailableError } from './kafka-security.js';

@@ -14,7 +14,7 @@
  * To keep a build aside before changing src/: `bash bench/keep-build.sh /tmp/ab/before`
  * (dist/ copied, with package.json and a node_modules link, so it runs as is).
  * Other settings as for `npm run bench` (BENCH_DURATION, BENCH_KEYS, ...).
- * Results: console, appended to bench/cpu-ab.md.
+ * Results: console, appended to bench/results/cpu-ab.md.
  */
 import { randomBytes } from 'node:crypto';
 import { appendFile, mkdtemp } from 'node:fs/promises';
@@ -31,7 +31,7 @@ import { prepareBench } from './lib/bench-context.mjs';
 import { endToEndPhase } from './phases/end-to-end.mjs';
 import { say } from './lib/say.mjs';
 
-const RESULTS = fileURLToPath(new URL('./cpu-ab.md', import.meta.url));
+const RESULTS = fileURLToPath(new URL('./results/cpu-ab.md', import.meta.url));
 
 async function main() {
   const { values } = parseArgs({

@@ -20,7 +20,7 @@
  * BENCH_RECEIVER_DELAY_MS for one), --observe (seconds to watch each phase at
  * most, 120), --body (bytes, 1024); BENCH_PROFILE=1
  * runs the delivery node under --cpu-prof (see bench/lib/profile-summary.mjs).
- * Results: console and bench/results-backlog.md (appended per run).
+ * Results: console and bench/results/results-backlog.md (appended per run).
  */
 import { randomBytes } from 'node:crypto';
 import { appendFile, mkdtemp, writeFile } from 'node:fs/promises';
@@ -42,7 +42,7 @@ import { findPid, startCpuMeter } from './lib/cpu.mjs';
 
 const { encodeEvent } = await import(new URL('../dist/event-log/event-record.js', import.meta.url).href);
 const say = (msg) => process.stderr.write(`[backlog] ${msg}\n`);
-const RESULTS = fileURLToPath(new URL('./results-backlog.md', import.meta.url));
+const RESULTS = fileURLToPath(new URL('./results/results-backlog.md', import.meta.url));
 
 const { values } = parseArgs({ options: { events: { type: 'string' }, keys: { type: 'string' }, delay: { type: 'string' }, delays: { type: 'string' }, observe: { type: 'string' }, body: { type: 'string' } } });
 const opt = (name, env, def) => Number(values[name] ?? process.env[env] ?? def);

@@ -7,7 +7,7 @@
  * (default 3; the order rotates each round). 64 requests in flight over at
  * most 16 connections, 1 KB bodies, a node:http receiver in a child process
  * (its CPU is not counted). Prints requests/s and the client's CPU µs per
- * request, then each client's median over the rounds. Results: bench/http-client.md
+ * request, then each client's median over the rounds. Results: bench/results/http-client.md
  * (written by hand). Http1Pool stays only while undici costs at least 15 % more
  * CPU per request than it does.
  */

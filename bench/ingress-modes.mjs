@@ -23,7 +23,7 @@
  * .cpuprofile files land in the run's work directory), BENCH_NODE_ARGS (extra
  * node flags for the ingress nodes, e.g. --trace-gc) and BENCH_SG_YAML (extra
  * top-level YAML for the ingress nodes, e.g. kafka producer knobs, for A/B runs). Results: console and
- * bench/ingress-modes.md.
+ * bench/results/ingress-modes.md.
  *
  * Every floor and every streamgate row runs dist/'s Kafka writer
  * (@platformatic/kafka). Its A/B against the home-made writer it replaced is
@@ -51,7 +51,7 @@ import { signedRequests } from './lib/signing.mjs';
 
 const BARE_SERVER = fileURLToPath(new URL('./bare-server.mjs', import.meta.url));
 const BARE_KAFKA_SERVER = fileURLToPath(new URL('./bare-kafka-server.mjs', import.meta.url));
-const RESULTS = fileURLToPath(new URL('./ingress-modes.md', import.meta.url));
+const RESULTS = fileURLToPath(new URL('./results/ingress-modes.md', import.meta.url));
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 /** The bare servers (lib/bare-http.mjs kinds) and how the rows name them. */
 const BARE_KINDS = ['node-http', 'own'];

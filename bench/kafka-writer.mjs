@@ -30,7 +30,7 @@
  *   node bench/kafka-writer.mjs                              # A: this tree
  *   BENCH_DIST=/tmp/sg-old/dist node bench/kafka-writer.mjs  # B: the older build
  *
- * (copy bench/kafka-writer.md aside between runs: each run rewrites it). The
+ * (copy bench/results/kafka-writer.md aside between runs: each run rewrites it). The
  * older build needs a KafkaWriter with the same shape (new KafkaWriter(kafka
  * settings, logger), connect, append, close) and loadConfig in
  * dist/config/load-config.js.
@@ -41,7 +41,7 @@
  * BENCH_PARTITIONS (12), BENCH_PRODUCER (JSON merged into the producer
  * settings, e.g. '{"lingerMs":2}'), BENCH_DIST (the dist/ folder to load the
  * writer from; this tree's by default), KAFKA_BROKERS (127.0.0.1:9092).
- * Results: console and bench/kafka-writer.md.
+ * Results: console and bench/results/kafka-writer.md.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -58,7 +58,7 @@ import { say } from './lib/say.mjs';
 import { int, ms, table } from './lib/table.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
-const RESULTS = fileURLToPath(new URL('./kafka-writer.md', import.meta.url));
+const RESULTS = fileURLToPath(new URL('./results/kafka-writer.md', import.meta.url));
 
 const num = (name, def) => Number(process.env[name] ?? def);
 const options = {

@@ -14,7 +14,7 @@
  * lines are kept in the report.
  *
  * Options as bench/run.mjs (--duration, --connections, --bodyBytes, --keys,
- * --warmup or BENCH_*). Results: console and bench/metrics-cost.md.
+ * --warmup or BENCH_*). Results: console and bench/results/metrics-cost.md.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -34,7 +34,7 @@ import { makeBody, makeRequests, runLoad } from './lib/load.mjs';
 import { startCpuMeter } from './lib/cpu.mjs';
 import { int, pct, table } from './lib/table.mjs';
 
-const RESULTS = fileURLToPath(new URL('./metrics-cost.md', import.meta.url));
+const RESULTS = fileURLToPath(new URL('./results/metrics-cost.md', import.meta.url));
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
 /**

@@ -23,7 +23,7 @@
  * BENCH_WARMUP_S (10: load before each kill), BENCH_AFTER_S (10: load after the broker
  * answers again), BENCH_NODE_OBSERVE_S (20: load after the node kill), BENCH_DRAIN_TIMEOUT_S
  * (60), BENCH_MAX_IN_FLIGHT (1000 requests), BENCH_KAFKA_PORT (19092; +1 SASL_SSL, +2 controller),
- * BENCH_KAFKA_HEAP (512m). Results: console and bench/recovery.md (overwritten).
+ * BENCH_KAFKA_HEAP (512m). Results: console and bench/results/recovery.md (overwritten).
  * Logs of every node and of the private broker stay in the run's temp dir (printed).
  */
 import { randomBytes } from 'node:crypto';
@@ -50,7 +50,7 @@ import { groupLag } from './lib/group-lag.mjs';
 import { analyseBrokerOutage, analyseNodeKill, logTimeline, readLog } from './lib/recovery-analysis.mjs';
 import { renderRecoveryReport } from './lib/recovery-report.mjs';
 
-const RESULTS = fileURLToPath(new URL('./recovery.md', import.meta.url));
+const RESULTS = fileURLToPath(new URL('./results/recovery.md', import.meta.url));
 const num = (name, def) => {
   const raw = process.env[name];
   const value = raw === undefined || raw === '' ? def : Number(raw);

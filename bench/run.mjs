@@ -15,7 +15,7 @@
  * use) are passed to `streamgate start --threads N`; a build without that
  * flag shows those phases as skipped. Options: lib/options.mjs (argv or
  * BENCH_*; BENCH_QUICK=1 for a smoke run). Results: console,
- * bench/results.md and the chart bench/results.svg. Children are killed,
+ * bench/results/results.md and the chart bench/results/results.svg. Children are killed,
  * the database dropped and topics deleted on every exit path (lib/cleanup.mjs).
  */
 import { execFileSync } from 'node:child_process';
@@ -37,8 +37,8 @@ import { endToEndPhase } from './phases/end-to-end.mjs';
 import { latencyPhase, latencyTarget } from './phases/latency.mjs';
 import { backlogPhases } from './phases/backlog.mjs';
 
-const RESULTS = fileURLToPath(new URL('./results.md', import.meta.url));
-const CHART = fileURLToPath(new URL('./results.svg', import.meta.url));
+const RESULTS = fileURLToPath(new URL('./results/results.md', import.meta.url));
+const CHART = fileURLToPath(new URL('./results/results.svg', import.meta.url));
 
 async function main() {
   const options = readOptions();

@@ -25,7 +25,7 @@
  * The issue's target: new CPU/event <= 60 % of old front+uWS and <= old uWS
  * alone. Unmet (or --profile), a last phase runs the new server at threads 1
  * under --cpu-prof and the report gets lib/profile-summary.mjs's tables.
- * Results: console and bench/server-ab.md.
+ * Results: console and bench/results/server-ab.md.
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -49,7 +49,7 @@ import { summarise } from './lib/profile-summary.mjs';
 import { int, pct, table } from './lib/table.mjs';
 import { say } from './lib/say.mjs';
 
-const RESULTS = fileURLToPath(new URL('./server-ab.md', import.meta.url));
+const RESULTS = fileURLToPath(new URL('./results/server-ab.md', import.meta.url));
 const BARE_SERVER = fileURLToPath(new URL('./bare-server.mjs', import.meta.url));
 const TARGET_VS_FRONT = 0.6;
 

@@ -14,7 +14,7 @@
  *
  * Options as bench/run.mjs (--duration, --connections, --bodyBytes, --keys,
  * --warmup or BENCH_*); BENCH_THREADS (default 2) is N. Results: console and
- * bench/threads.md.
+ * bench/results/threads.md.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -36,7 +36,7 @@ import { startCpuMeter } from './lib/cpu.mjs';
 import { startReceiver } from './lib/receiver-client.mjs';
 import { int, pct, table } from './lib/table.mjs';
 
-const RESULTS = fileURLToPath(new URL('./threads.md', import.meta.url));
+const RESULTS = fileURLToPath(new URL('./results/threads.md', import.meta.url));
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
 /** CPU % of one core per thread of `pid` over a phase, busiest first (only threads above 3 %): is one thread the limit? */

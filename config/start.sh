@@ -28,7 +28,7 @@ fi
 # The V8 heap of each thread (MB; 0: Node's own limit, a quarter of the machine's
 # memory up to 4 GB). V8 lets garbage pile up to near its limit before a full
 # collection: with Node's limit a 1,000,000-event backlog peaked at 548 MB RSS
-# with 314 MB of heap "used", 131 MB under a 160 MB cap (bench/results-backlog-1m.md).
+# with 314 MB of heap "used", 131 MB under a 160 MB cap (bench/results/results-backlog-1m.md).
 heap=()
 if [[ "${STREAMGATE_MAX_HEAP_MB:-256}" != 0 ]]; then heap=(--max-old-space-size="${STREAMGATE_MAX_HEAP_MB:-256}"); fi
 exec node "${heap[@]}" dist/cli.js start "$@"

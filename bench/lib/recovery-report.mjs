@@ -1,6 +1,6 @@
 import { int, table } from './table.mjs';
 
-/** bench/recovery.md: one section per scenario, the issue's targets beside the figures, raw figures last. */
+/** bench/results/recovery.md: one section per scenario, the issue's targets beside the figures, raw figures last. */
 const s = (msValue) => (msValue === null || msValue === undefined || !Number.isFinite(msValue) ? '–' : `${(msValue / 1000).toFixed(2)} s`);
 const verdict = (ok) => (ok === null ? '–' : ok ? 'yes' : '**no**');
 const ms = (v) => (v === null || v === undefined ? '–' : String(Math.round(v)));

@@ -4,7 +4,7 @@ import { lineChart } from './svg-chart.mjs';
 
 /**
  * Turns the run's results into one Markdown document, printed to the console
- * and written to bench/results.md, and the chart beside it (results.svg).
+ * and written to bench/results/results.md, and the chart beside it (results.svg).
  * Same text in both places, so what a reader sees in CI logs and what is
  * committed cannot disagree.
  *

@@ -7,7 +7,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
  * The process series (CPU, memory, heap, file descriptors, handles, event
  * loop, GC) under prom-client's default names with the `streamgate_` prefix,
  * read when Prometheus scrapes. prom-client's collectDefaultMetrics() was
- * measured costing ingress 4–5 % of events/s (bench/metrics-cost.md: 94.8 % on
+ * measured costing ingress 4–5 % of events/s (bench/results/metrics-cost.md: 94.8 % on
  * a quiet box, ≈ 100 % without it); most of its collectors are read at scrape
  * time already, the two that run all the time are the event-loop delay
  * monitor (a libuv timer every 10 ms) and the GC observer. Here the delay

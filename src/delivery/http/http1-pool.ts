@@ -59,7 +59,7 @@ interface Conn {
  * box, 40 000 requests × 5 rounds, medians): 22.0 vs 18.8 µs (+17 %) and
  * 23.2 vs 17.1 µs (+35 %) per request, node:http 44–52 µs; outside the 15 %
  * that would have let undici replace this for http: too. undici 8 on Node 24
- * (2026-11-26, bench/http-client.md): +13.7 to +41.7 % per run, +30 % over
+ * (2026-11-26, bench/results/http-client.md): +13.7 to +41.7 % per run, +30 % over
  * the same-round pairs: still outside. What it does:
  * one request at a time per connection, idle connections reused
  * last-in-first-out per origin and closed after IDLE_MS (one sweep timer per

@@ -6,13 +6,14 @@ type SandboxSpec = NonNullable<EventRecord['sandbox']>;
 const EMPTY = Buffer.alloc(0);
 
 /**
- * A simulated attempt of a sandbox event (docs/delivery.md): nothing leaves the
- * service. `sb_fail_count` N fails the first N attempts with `sb_fail_code`
- * (500 when only the count is given), then attempts succeed; a code without a
- * count fails every attempt.
+ * A simulated attempt of a sandbox event (docs/api.md#sandbox): nothing leaves
+ * the service. The first `failCount` attempts fail with `failCode` (500 when
+ * only the count was given), then attempts succeed: `sb_fail_count=0` succeeds
+ * at once whatever the code. A code without a count fails every attempt
+ * (ingress stores the count as FAIL_EVERY_ATTEMPT then).
  */
 export function simulateAttempt(spec: SandboxSpec, attempt: number): DispatchResult {
-  const failing = spec.failCount > 0 ? attempt <= spec.failCount : spec.failCode !== null;
+  const failing = attempt <= spec.failCount;
   const status = failing ? (spec.failCode ?? 500) : 200;
   return { kind: 'response', status, headers: {}, body: EMPTY, durationMs: 0 };
 }

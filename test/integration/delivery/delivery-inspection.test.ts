@@ -116,7 +116,7 @@ t.test('sandbox runs: simulated attempts driven by sb_fail_code / sb_fail_count,
     // sb_fail_count=2 alone: 500, 500, then success
     makeRecord(queue, { sandbox: { failCode: null, failCount: 2, runId }, receivedAt: Date.now() - 3 }),
     // sb_fail_code=404: not retryable, failed at once
-    makeRecord(queue, { sandbox: { failCode: 404, failCount: 0, runId }, receivedAt: Date.now() - 2 }),
+    makeRecord(queue, { sandbox: { failCode: 404, failCount: 1, runId }, receivedAt: Date.now() - 2 }),
     // sb_fail_code=503 with sb_fail_count=1: one 503, then success
     makeRecord(queue, { sandbox: { failCode: 503, failCount: 1, runId }, receivedAt: Date.now() - 1 }),
     // another run

@@ -182,10 +182,6 @@ export class TopologyRepo {
   }
 
   /**
-   * Restores an archived queue (it takes events again); null when there is no
-   * such queue. `changed` is false when it was not archived.
-   */
-  /**
    * Archives a queue or restores it, keeping every other setting (write-only
    * ones included, which a PUT cannot resend). `changed` is false when it
    * already was so; null when there is no such queue.
@@ -208,7 +204,7 @@ export class TopologyRepo {
   /** Every target of the workspace (disabled ones with why), by name. */
   async listTargets(workspaceId: string): Promise<TargetRow[]> {
     return this.sql<TargetRow[]>`
-      SELECT id, public_id AS "publicId", workspace_id AS "workspaceId", name, url, settings,
+      SELECT id, public_id AS "publicId", workspace_id AS "workspaceId", name, url, ${this.targetSettings(false)},
              disabled_at AS "disabledAt", disabled_reason AS "disabledReason", created_at AS "createdAt", updated_at AS "updatedAt"
       FROM targets WHERE workspace_id = ${workspaceId} ORDER BY name`;
   }
@@ -222,7 +218,7 @@ export class TopologyRepo {
     const [row] = await this.sql<TargetRow[]>`
       UPDATE targets SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL, updated_at = now()
       WHERE workspace_id = ${workspaceId} AND name = ${name} AND disabled_at IS NOT NULL
-      RETURNING id, public_id AS "publicId", workspace_id AS "workspaceId", name, url, settings,
+      RETURNING id, public_id AS "publicId", workspace_id AS "workspaceId", name, url, ${this.targetSettings(false)},
                 disabled_at AS "disabledAt", disabled_reason AS "disabledReason", created_at AS "createdAt", updated_at AS "updatedAt"`;
     if (row) return { row, changed: true };
     const existing = await this.targetByName(workspaceId, name);

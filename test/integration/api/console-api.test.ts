@@ -146,7 +146,9 @@ t.test('targets: disabled ones with the reason; enable makes one deliver again',
     res.end();
   };
   await api.wire('t-queue', 't-gone', `${receiver.url}/gone`);
-  t.equal((await api.manage('PUT', api.tenantPath('/targets/t-fine'), { url: `${receiver.url}/fine` })).status, 201);
+  // Flow ceilings live in columns of their own: lists and enable must show them as GET does.
+  t.equal((await api.manage('PUT', api.tenantPath('/targets/t-gone'), { url: `${receiver.url}/gone`, maxConcurrency: 2 })).status, 200);
+  t.equal((await api.manage('PUT', api.tenantPath('/targets/t-fine'), { url: `${receiver.url}/fine`, maxConcurrency: 3, maxRatePerSecond: 5 })).status, 201);
   t.equal((await api.postEvent('t-queue', '{"n":1}')).status, 202);
 
   let target: any;
@@ -159,14 +161,15 @@ t.test('targets: disabled ones with the reason; enable makes one deliver again',
   t.match(target, { name: 't-gone', disabled: true, disabledReason: /410/, publicId: /^tgt_/ });
   t.ok(!Number.isNaN(Date.parse(target.disabledAt)), 'disabledAt is a time');
   const list = await api.manage('GET', api.tenantPath('/targets'));
-  t.match(list.body.items.find((x: { name: string }) => x.name === 't-fine'), { disabled: false, disabledReason: null, disabledAt: null });
+  t.match(list.body.items.find((x: { name: string }) => x.name === 't-fine'), { disabled: false, disabledReason: null, disabledAt: null, maxConcurrency: 3, maxRatePerSecond: 5 });
+  t.same(list.body.items.find((x: { name: string }) => x.name === 't-fine'), (await api.manage('GET', api.tenantPath('/targets/t-fine'))).body, 'listed as GET shows it');
   const single = await api.manage('GET', api.tenantPath('/targets/t-gone'));
   t.same(list.body.items.find((x: { name: string }) => x.name === 't-gone'), single.body, 'an item is the target as its GET shows it');
 
   gone = false;
   const enabled = await api.manage('POST', api.tenantPath('/targets/t-gone/enable'));
   t.equal(enabled.status, 200);
-  t.match(enabled.body, { name: 't-gone', disabled: false, disabledReason: null, disabledAt: null });
+  t.match(enabled.body, { name: 't-gone', disabled: false, disabledReason: null, disabledAt: null, maxConcurrency: 2 });
   t.equal((await api.manage('POST', api.tenantPath('/targets/t-gone/enable'))).status, 200, 'idempotent');
   t.equal((await api.postEvent('t-queue', '{"n":2}')).status, 202);
   await receiver.waitFor((rs) => rs.some((r) => r.body.toString() === '{"n":2}'), 30_000, 'the re-enabled target to get the next event');

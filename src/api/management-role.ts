@@ -44,6 +44,7 @@ export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle>
     bus: ctx.bus,
     maxBodyBytes: ctx.config.server.maxManagementBodyBytes,
     defaultTimeoutMs: ctx.config.delivery.timeoutMs,
+    queueDefaults: { hopBudget: ctx.config.ingress.hopBudget, dedupWindowSeconds: ctx.config.ingress.dedupWindowSeconds },
     queueLookup: new QueueLookupRepo(ctx.sql),
     keys: new KeyRepo(ctx.sql),
   });
@@ -75,6 +76,7 @@ export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle>
     signingKeys: new SigningKeyRepo(ctx.sql),
     bus: ctx.bus,
     defaultTimeoutMs: ctx.config.delivery.timeoutMs,
+    queueDefaults: { hopBudget: ctx.config.ingress.hopBudget, dedupWindowSeconds: ctx.config.ingress.dedupWindowSeconds },
   });
   registerEventListApi(ctx, auth);
   const redeliveryJobs = registerRedeliveryJobsApi(ctx, auth);

@@ -1,6 +1,7 @@
 import type { ManagementAuth } from '../../auth/management-auth.js';
 import type { InvalidationBus } from '../../cache/invalidation-bus.js';
 import type { KeyRepo } from '../../storage/key-repo.js';
+import type { QueueDefaults } from '../../ingress/queue-directory.js';
 import { ServiceError } from '../../errors.js';
 import type { Exchange } from '../../http/exchange.js';
 import type { Router } from '../../http/router.js';
@@ -22,6 +23,8 @@ export interface ConfigApiDeps {
   bus: InvalidationBus;
   maxBodyBytes: number;
   defaultTimeoutMs: number;
+  /** What a queue that does not set hopBudget / dedupWindowSeconds gets (config ingress.*). */
+  queueDefaults: QueueDefaults;
   queueLookup: QueueLookupRepo;
   keys: KeyRepo;
 }
@@ -48,13 +51,13 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
     const settings = readQueueSettings(await readJsonObject(ex));
     const result = await deps.topology.upsertQueue(ws.id, name, settings);
     if (result.changed) await changed('queue');
-    sendUpserted(ex, result, queueJson(ws, result.row));
+    sendUpserted(ex, result, queueJson(ws, result.row, deps.queueDefaults));
   });
   router.add('get', `${base}/queues/:name`, opts, async (ex) => {
     const { ws } = await access(ex);
     const row = await deps.topology.queueByName(ws.id, decodePathSegment(ex.params[1]!));
     if (!row) throw new ServiceError('not_found', 'No such queue.');
-    ex.sendJson(200, queueJson(ws, row));
+    ex.sendJson(200, queueJson(ws, row, deps.queueDefaults));
   });
   router.add('del', `${base}/queues/:name`, opts, async (ex) => {
     const { ws } = await access(ex);
@@ -165,12 +168,12 @@ function checkName(name: string, field: string): string {
   return name;
 }
 
-export function queueJson(ws: WorkspaceRow, row: QueueRow) {
+export function queueJson(ws: WorkspaceRow, row: QueueRow, defaults: QueueDefaults) {
   return {
     publicId: row.publicId,
     name: row.name,
     tenantPublicId: ws.publicId,
-    ...queueSettingsView(row.settings),
+    ...queueSettingsView(row.settings, defaults),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

@@ -1,3 +1,4 @@
+import type { QueueDefaults } from '../../ingress/queue-directory.js';
 import { parseAllowlistEntry } from '../../auth/ip-allowlist.js';
 import {
   AUTH_MODES,
@@ -132,10 +133,15 @@ function readMappedHeaders(v: unknown, recalculation: boolean): MappedHeader[] |
 }
 
 /**
- * A queue's settings as the API shows them: every setting with its default,
- * the payments secret write-only (only whether one is set).
+ * A queue's settings as the API shows them: every setting with its default
+ * (hopBudget and dedupWindowSeconds from the node's configuration, as ingress
+ * applies them), the payments secret write-only (only whether one is set).
  */
-export function queueSettingsView(stored: Partial<QueueSettings>): Omit<QueueSettings, 'paymentsSecret'> & { paymentsSecretSet: boolean } {
-  const { paymentsSecret, ...rest } = withQueueDefaults(stored);
+export function queueSettingsView(stored: Partial<QueueSettings>, defaults: QueueDefaults): Omit<QueueSettings, 'paymentsSecret'> & { paymentsSecretSet: boolean } {
+  const { paymentsSecret, ...rest } = {
+    ...withQueueDefaults(stored),
+    hopBudget: stored.hopBudget ?? defaults.hopBudget,
+    dedupWindowSeconds: stored.dedupWindowSeconds ?? defaults.dedupWindowSeconds,
+  };
   return { ...rest, paymentsSecretSet: typeof paymentsSecret === 'string' && paymentsSecret.length > 0 };
 }

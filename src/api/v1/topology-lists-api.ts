@@ -1,5 +1,6 @@
 import type { ManagementAuth } from '../../auth/management-auth.js';
 import type { InvalidationBus } from '../../cache/invalidation-bus.js';
+import type { QueueDefaults } from '../../ingress/queue-directory.js';
 import { ServiceError } from '../../errors.js';
 import type { Exchange } from '../../http/exchange.js';
 import { decodePathSegment } from '../../http/path-segment.js';
@@ -15,6 +16,7 @@ export interface TopologyListsApiDeps {
   signingKeys: SigningKeyRepo;
   bus: InvalidationBus;
   defaultTimeoutMs: number;
+  queueDefaults: QueueDefaults;
 }
 
 /**
@@ -39,7 +41,7 @@ export function registerTopologyListsApi(router: Router, deps: TopologyListsApiD
   const queueView = async (ws: WorkspaceRow, rows: QueueRow[]) => {
     const needsKeys = rows.some((r) => r.settings.authMode === 'signed_request');
     const activeSigningKeys = needsKeys ? (await deps.signingKeys.active(ws.id)).length : 0;
-    return rows.map((row) => ({ ...queueJson(ws, row), ...queueState(row.settings, { workspaceArchived: ws.archived, activeSigningKeys }) }));
+    return rows.map((row) => ({ ...queueJson(ws, row, deps.queueDefaults), ...queueState(row.settings, { workspaceArchived: ws.archived, activeSigningKeys }) }));
   };
 
   router.add('get', `${base}/queues`, opts, async (ex) => {

@@ -12,6 +12,8 @@ function problems(body: Record<string, unknown>): string[] {
   }
 }
 
+const DEFAULTS = { hopBudget: 7, dedupWindowSeconds: 600 };
+
 t.test('every docs/api.md#configuration-api ingress setting is accepted and kept', async (t) => {
   const body = {
     authMode: 'payments',
@@ -64,9 +66,11 @@ t.test('mapped header rules of docs/api.md#ingress', async (t) => {
 });
 
 t.test('the payments secret is write-only in the view', async (t) => {
-  const view = queueSettingsView({ authMode: 'payments', paymentsSecret: 'whsec_s' });
+  const view = queueSettingsView({ authMode: 'payments', paymentsSecret: 'whsec_s' }, DEFAULTS);
   t.equal(view.paymentsSecretSet, true);
   t.notOk('paymentsSecret' in view);
-  t.equal(queueSettingsView({}).paymentsSecretSet, false);
-  t.equal(queueSettingsView({}).hopBudget, 10, 'defaults are shown');
+  t.equal(queueSettingsView({}, DEFAULTS).paymentsSecretSet, false);
+  t.equal(queueSettingsView({}, DEFAULTS).hopBudget, 7, 'the configured defaults are shown');
+  t.equal(queueSettingsView({}, DEFAULTS).dedupWindowSeconds, 600);
+  t.equal(queueSettingsView({ hopBudget: 3 }, DEFAULTS).hopBudget, 3, 'a queue\'s own value wins');
 });

@@ -58,6 +58,7 @@ function fromEnv(env: Env): Plain {
   // Only plain decimal digits are a port; anything else is kept as text so
   // validation names it instead of Number() turning '' into 0 or '0x1f90' into 8080.
   const integer = (v: string) => (/^\d+$/.test(v.trim()) ? Number(v.trim()) : v);
+  const decimal = (v: string) => (/^\d+(\.\d+)?$/.test(v.trim()) ? Number(v.trim()) : v);
   if (env.PORT !== undefined && env.PORT !== '') set('server.port', integer(env.PORT));
   // Kept only to refuse it clearly (REMOVED_SETTINGS): the setting is gone.
   if (env.STREAMGATE_HEADER_GUARD !== undefined) set('server.headerGuard', env.STREAMGATE_HEADER_GUARD);
@@ -74,6 +75,7 @@ function fromEnv(env: Env): Plain {
   }
   if (env.STREAMGATE_REDIS_PREFIX) set('redis.keyPrefix', env.STREAMGATE_REDIS_PREFIX);
   if (env.STREAMGATE_DATA_DIR) set('dataDir', env.STREAMGATE_DATA_DIR);
+  if (env.STREAMGATE_RETENTION_HOURS !== undefined && env.STREAMGATE_RETENTION_HOURS !== '') set('retention.hours', decimal(env.STREAMGATE_RETENTION_HOURS));
   if (env.STREAMGATE_METRICS_PORT !== undefined && env.STREAMGATE_METRICS_PORT !== '') set('server.metricsPort', integer(env.STREAMGATE_METRICS_PORT));
   if (env.STREAMGATE_THREADS !== undefined && env.STREAMGATE_THREADS !== '') set('server.threads', integer(env.STREAMGATE_THREADS));
   if (env.STREAMGATE_METRICS_TOKEN !== undefined) set('metrics.token', env.STREAMGATE_METRICS_TOKEN);

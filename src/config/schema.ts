@@ -63,6 +63,7 @@ const HOST_PORT = /^[^\s:,]+:\d{1,5}$/;
  * refused with what to do instead, rather than a bare "unknown setting".
  */
 export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
+  'embeddedLog.retentionHours': 'moved to retention.hours (env STREAMGATE_RETENTION_HOURS), which the Kafka topic and the embedded log both follow',
   'server.headerGuard':
     '(in a config file, or env STREAMGATE_HEADER_GUARD) was removed: the HTTP server always parses requests itself, strictly (there is no second HTTP stack to guard any more); delete the setting (docs/http-server.md)',
 };
@@ -126,7 +127,9 @@ export const schema = obj({
       tokenProvider: str(),
     }),
   }),
-  embeddedLog: obj({ partitions: int(1, 1024), retentionHours: int(1, 100_000), batchSize: int(1, 100_000), pollMs: int(1, 10_000) }),
+  /** How long the service keeps what it knows of an event (docs/operations.md#retention); decimals allowed (0.02 = 72 s). */
+  retention: obj({ hours: num(0.001, 1_000_000) }),
+  embeddedLog: obj({ partitions: int(1, 1024), batchSize: int(1, 100_000), pollMs: int(1, 10_000) }),
   ingress: obj({
     keyMaxBytes: int(1, 65_536),
     cacheTtlMs: int(0, 3_600_000),

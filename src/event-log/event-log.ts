@@ -1,3 +1,4 @@
+import type { Config } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventRecord } from './event-record.js';
 
@@ -99,4 +100,9 @@ export interface EventLogBackend {
   probe?(): Promise<Record<string, unknown>>;
   /** Closes what the backend keeps open for lookups. */
   close(): Promise<void>;
+}
+
+/** retention.hours in ms: how long the event log keeps a record (the Kafka topic's retention.ms, the embedded log's sweep). */
+export function retentionMs(config: Readonly<Pick<Config, 'retention'>>): number {
+  return Math.round(config.retention.hours * 3_600_000);
 }

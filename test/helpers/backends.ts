@@ -93,7 +93,7 @@ export function backendConfig(b: Backends, extra: Record<string, unknown> = {}):
     database: { url: b.databaseUrl },
     redis: { url: embedded ? '' : REDIS_URL, keyPrefix: b.redisPrefix },
     kafka: { brokers: embedded ? [] : KAFKA_BROKERS.split(','), topic: b.topic, groupId: b.groupId, partitions: TEST_PARTITIONS },
-    embeddedLog: { partitions: TEST_PARTITIONS, retentionHours: 168, batchSize: 500, pollMs: 20 },
+    embeddedLog: { partitions: TEST_PARTITIONS, batchSize: 500, pollMs: 20 },
     // Retries every second (the default schedule starts at 5 s and grows to hours).
     delivery: {
       allowNetworks: ['127.0.0.0/8'],

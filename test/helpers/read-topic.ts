@@ -1,4 +1,4 @@
-import { Admin, Consumer, ListOffsetTimestamps } from '@platformatic/kafka';
+import { Admin, ConfigResourceTypes, Consumer, ListOffsetTimestamps } from '@platformatic/kafka';
 import { closeClient, isControlBatch } from '../../src/event-log/kafka/kafka-options.js';
 import { KAFKA_BROKERS } from './backends.js';
 
@@ -54,6 +54,29 @@ export async function createTopic(topic: string, partitions: number): Promise<vo
 /** Deletes `topic`; a topic that was never created is fine. */
 export async function deleteTopic(topic: string): Promise<void> {
   await withAdmin((admin) => admin.deleteTopics({ topics: [topic] })).catch(() => {});
+}
+
+/** One setting of a topic as the broker describes it (null when unset and without default). */
+export async function topicSetting(topic: string, name: string): Promise<string | null> {
+  return withAdmin(async (admin) => {
+    const [described] = await admin.describeConfigs({ resources: [{ resourceType: ConfigResourceTypes.TOPIC, resourceName: topic, configurationKeys: [name] }] });
+    return described?.configs.find((c) => c.name === name)?.value ?? null;
+  });
+}
+
+/** Sets one setting of a topic (incremental: the others stay). */
+export async function setTopicSetting(topic: string, name: string, value: string): Promise<void> {
+  await withAdmin((admin) =>
+    admin.incrementalAlterConfigs({ resources: [{ resourceType: ConfigResourceTypes.TOPIC, resourceName: topic, configs: [{ name, configOperation: 0, value }] }] }),
+  );
+}
+
+/** Drops every record the topic holds now, as retention does when it passes them (DeleteRecords up to the high watermark). */
+export async function dropAllRecords(topic: string): Promise<void> {
+  const bounds = await topicBounds(topic);
+  await withAdmin((admin) =>
+    admin.deleteRecords({ topics: [{ name: topic, partitions: bounds.map(([, high], partition) => ({ partition, offset: high })) }] }),
+  );
 }
 
 /** Per partition: [first offset kept, next offset to be written]. */

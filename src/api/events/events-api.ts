@@ -63,9 +63,13 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     const event = await findEvent(ws, decodePathSegment(ex.params[1]!), ex);
     if (!event) throw new ServiceError('not_found', 'No such event.');
     // Headers and body live only in the log: read the record back at its offset.
-    const bytes = await ctx.eventLog.readAt(event.logPartition, event.logOffset).catch(() => null);
+    const bytes = await ctx.eventLog.readAt(event.logPartition, event.logOffset).catch((err: unknown) => {
+      throw Object.assign(new ServiceError('unavailable', 'The event log is unavailable; retry later.'), { cause: err });
+    });
     const record = bytes ? decodeEvent(bytes) : null;
-    ex.sendJson(200, { ...eventJson(ws, event), ...eventContent(record && record.id === event.eventId ? record : null) });
+    // Past retention the record is gone: the event is, for its workspace (never a half-empty answer).
+    if (!record || record.id !== event.eventId) throw expired(event.eventId);
+    ex.sendJson(200, { ...eventJson(ws, event), ...eventContent(record) });
   });
 
   /** The delivery records's view of an event; failing that, the event log's (delivery has not consumed it yet). */
@@ -115,9 +119,7 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     const { gone } = await redeliver(ctx, { redeliveries, log }, [
       { eventId: event.eventId, targetIds: targets.map((t) => t.id), logPartition: event.logPartition, logOffset: event.logOffset },
     ]);
-    if (gone.length > 0) {
-      throw new ServiceError('conflict', 'The event log no longer holds this event (retention), so it cannot be delivered again.');
-    }
+    if (gone.length > 0) throw expired(event.eventId);
     ex.sendJson(202, { eventId: event.eventId, targets: targets.map((t) => ({ target: t.name, targetPublicId: t.publicId, status: 'pending' })) });
   });
 
@@ -190,3 +192,8 @@ function eventJson(ws: WorkspaceRow, e: EventView) {
   };
 }
 
+
+/** 404 for an event whose record the log has dropped (retention.hours). */
+function expired(eventId: string): ServiceError {
+  return new ServiceError('not_found', `Event ${eventId} has expired: the event log no longer holds it (retention.hours), so it can be neither shown nor delivered again.`);
+}

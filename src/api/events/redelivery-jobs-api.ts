@@ -12,7 +12,7 @@ import { RedeliveryJobRunner, STALE_AFTER_MS } from '../../jobs/redelivery-job-r
 
 /**
  * The widest range one job covers. The event log keeps records for days, not
- * months (Kafka retention, embedded.retentionHours), so a wider range is a
+ * months (retention.hours), so a wider range is a
  * mistake (a year typed for a day) more likely than a plan.
  */
 const MAX_RANGE_MS = 31 * 86_400_000;

@@ -43,7 +43,8 @@ export class EmbeddedReader implements EventLogReader {
       this.handlers.set(p, handler);
       this.loops.push(this.consume(p, handler));
     }
-    this.retentionTimer = setInterval(() => this.sweep(), 60_000);
+    // Once a minute, or a quarter of a short retention (a few minutes in tests and soaks).
+    this.retentionTimer = setInterval(() => this.sweep(), Math.max(1_000, Math.min(60_000, this.options.retentionMs / 4)));
     this.retentionTimer.unref();
     if (rebalanceChannel.hasSubscribers) rebalanceChannel.publish({ partitions: this.store.partitions });
     this.log.info({ partitions: this.store.partitions }, 'partitions assigned (embedded log)');

@@ -24,13 +24,16 @@ export async function kafkaEventLog(config: Readonly<Config>, log: Logger, share
   return {
     kind: 'kafka',
     prepare: async () => {
+      let shortfall: string | null;
       try {
         // Short: a broker still away is waited out by the caller, which backs off and says so on /readyz.
-        await ensureTopic(config, security, 1_000);
+        shortfall = await ensureTopic(config, security, 1_000);
       } catch (err) {
         // A refused login, an untrusted certificate, no broker: one line naming the broker and the cause.
         throw unavailable(err);
       }
+      // Not fatal (deliveries are not at risk), but what it costs must reach whoever runs the node.
+      if (shortfall !== null) log.error({ topic: config.kafka.topic }, shortfall);
     },
     probe: async () => {
       admin ??= new Admin(kafkaClientOptions(config.kafka, security, 0));

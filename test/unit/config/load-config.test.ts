@@ -188,3 +188,13 @@ t.test('the slow-client deadlines have their documented defaults and bounds', as
   t.same([cfg.server.headTimeoutMs, cfg.server.bodyTimeoutMs, cfg.server.idleTimeoutMs], [10_000, 30_000, 10_000]);
   t.match((thrownBy({ STREAMGATE_CONFIG: yamlFile('server:\n  headTimeoutMs: 10\n') }) as Error).message, /server\.headTimeoutMs: must be between 1000/);
 });
+
+t.test('retention.hours: 720 by default, decimals from the environment; the old embeddedLog.retentionHours is refused, saying where it went', async (t) => {
+  t.equal(loadConfig({}).retention.hours, 720);
+  t.equal(loadConfig({ STREAMGATE_RETENTION_HOURS: '0.02' }).retention.hours, 0.02, '72 s, for tests and soaks');
+  t.match((thrownBy({ STREAMGATE_RETENTION_HOURS: 'a week' }) as Error).message, /retention\.hours: must be a number/);
+  t.match((thrownBy({ STREAMGATE_RETENTION_HOURS: '0' }) as Error).message, /retention\.hours: must be between/);
+  const old = thrownBy({ STREAMGATE_CONFIG: yamlFile('embeddedLog:\n  retentionHours: 24\n') }) as Error;
+  t.type(old, ConfigError);
+  t.match(old.message, /embeddedLog\.retentionHours: moved to retention\.hours/);
+});

@@ -31,6 +31,7 @@ import { RequestObserver } from '../observability/request-observer.js';
 import { withDeadline } from '../storage/db-deadline.js';
 import { abortable } from '../util/abortable.js';
 import { drainNode } from './node-drain.js';
+import { closeInReverse, type Closer } from './close-in-reverse.js';
 import { MetricSources } from '../observability/metric-sources.js';
 import { startMetrics, type ProcessMetrics } from '../observability/node-metrics.js';
 
@@ -106,6 +107,9 @@ const ROLE_STARTERS: Record<Role, (ctx: NodeContext) => Promise<RoleHandle>> = {
  * want: use the node right away). Rejects on a misconfiguration, with nothing
  * left open. See listenNode for a node that answers probes while it waits.
  */
+/** How long stopping waits for one resource to close (pool, client, listener) before leaving it behind. */
+const CLOSE_WAIT_MS = 10_000;
+
 export async function startNode(config: Readonly<Config>, log: Logger, options: NodeOptions = {}): Promise<RunningNode> {
   return (await listenNode(config, log, options)).up;
 }
@@ -123,16 +127,9 @@ export async function startNode(config: Readonly<Config>, log: Logger, options: 
  *   HTTP ──► management ──► Postgres ──► invalidation bus ──► every node's caches
  */
 export async function listenNode(config: Readonly<Config>, log: Logger, options: NodeOptions = {}): Promise<ListeningNode> {
-  const closers: Array<() => Promise<void> | void> = [];
-  const closeAll = async () => {
-    for (const close of closers.splice(0).reverse()) {
-      try {
-        await close();
-      } catch (err) {
-        log.warn({ err }, 'error while closing');
-      }
-    }
-  };
+  const closers: Closer[] = [];
+  const closeAll = () => closeInReverse(closers, CLOSE_WAIT_MS, log);
+
 
   // Closed last: the spans of the drain are exported too.
   const tracing = startTracing(log, options.tracing);

@@ -10,10 +10,13 @@ import { describeFailing, failingChecks } from './thread-readiness.js';
 
 /**
  * How long the threads' delivery roles wait for each other before joining the
- * consumer group anyway (a thread starts in about a second; one stuck longer
- * would hold every thread's deliveries back).
+ * consumer group anyway. A thread starts in about a second on a quiet machine,
+ * but loading the whole module graph in three fresh threads on two busy cores
+ * took over 30 s in a CI run (and the late joiners' rebalance sent 135 events
+ * twice); a thread stuck longer than this holds every thread's first
+ * deliveries back, once, at start.
  */
-const GATHER_WAIT_MS = 30_000;
+const GATHER_WAIT_MS = 60_000;
 
 /** A threaded node: one node per thread behind one port (docs/threads.md). */
 export interface ThreadedNode extends ListeningNode {

@@ -81,7 +81,7 @@ export interface ListeningNode {
 /** What a caller may add to a node beyond its configuration (tests inject a span exporter). */
 export interface NodeOptions {
   tracing?: TracingOptions;
-  /** Opens the HTTP port (default listenPublic); a threaded node's threads share one (src/threads/). */
+  /** Opens the HTTP port (default listenPublic); a threaded node's threads share one (src/node/threads/). */
   listen?: (router: Router, server: Readonly<Config['server']>) => Promise<PublicListener>;
   /** What GET /metrics reads: a threaded node answers for every thread (src/node/threads/thread-metrics.ts). */
   processMetrics?: ProcessMetrics;

@@ -1,3 +1,4 @@
+import { registerWorkspaceApi } from './v1/workspace-api.js';
 import { ManagementAuth } from '../auth/management-auth.js';
 import { ConsoleJwtVerifier } from '../auth/console-jwt.js';
 import type { NodeContext, RoleHandle } from '../node/node-context.js';
@@ -48,6 +49,7 @@ export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle>
     queueLookup: new QueueLookupRepo(ctx.sql),
     keys: new KeyRepo(ctx.sql),
   });
+  registerWorkspaceApi(ctx.router, { auth, topology: ctx.topology, bus: ctx.bus, maxBodyBytes: ctx.config.server.maxManagementBodyBytes });
   registerWaasApi(ctx.router, {
     auth,
     topology: ctx.topology,

@@ -69,6 +69,30 @@ export class TopologyRepo {
       : this.sql`settings || jsonb_strip_nulls(jsonb_build_object('maxConcurrency', max_concurrency, 'maxRatePerSecond', max_rate_per_second)) AS settings`;
   }
 
+  /** A workspace's name and settings (the row the workspace API shows). */
+  async workspaceDetails(id: string): Promise<{ name: string; settings: Record<string, unknown> }> {
+    const [row] = await this.sql<Array<{ name: string; settings: Record<string, unknown> }>>`SELECT name, settings FROM workspaces WHERE id = ${id}`;
+    return row ?? { name: '', settings: {} };
+  }
+
+  /** Archives or restores a workspace; true when that changed something. */
+  async setWorkspaceArchived(id: string, archived: boolean): Promise<boolean> {
+    const rows = await this.sql`UPDATE workspaces SET archived = ${archived} WHERE id = ${id} AND archived <> ${archived} RETURNING id`;
+    return rows.length > 0;
+  }
+
+  /**
+   * Merges `set` into the workspace's settings and removes `unset` keys, in
+   * one statement; true when the stored settings changed.
+   */
+  async updateWorkspaceSettings(id: string, set: Record<string, unknown>, unset: readonly string[]): Promise<boolean> {
+    const rows = await this.sql`
+      UPDATE workspaces SET settings = (settings || ${this.sql.json(set as never)}) - ${this.sql.array([...unset])}::text[]
+      WHERE id = ${id} AND settings IS DISTINCT FROM ((settings || ${this.sql.json(set as never)}) - ${this.sql.array([...unset])}::text[])
+      RETURNING id`;
+    return rows.length > 0;
+  }
+
   async workspaceByPublicId(publicId: string): Promise<WorkspaceRow | null> {
     const [row] = await this.sql<WorkspaceRow[]>`
       SELECT w.id, w.public_id AS "publicId", w.license_id AS "licenseId", l.public_id AS "licensePublicId",

@@ -85,7 +85,8 @@ export function readQueueSettings(body: Record<string, unknown>): Partial<QueueS
   return out;
 }
 
-function readSourceRef(v: unknown): SourceRef | string {
+/** A `{ source, name }` extraction source, or why it is not one. */
+export function readSourceRef(v: unknown): SourceRef | string {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'must be an object { source: header|query|body, name }';
   const o = v as Record<string, unknown>;
   const extra = Object.keys(o).filter((k) => k !== 'source' && k !== 'name');

@@ -1,4 +1,4 @@
-/** Shapes of the API answers the console reads (contract-14 and contract §4–§6). */
+/** Shapes of the API answers the console reads (docs/api.md). */
 
 export type Role = 'Owner' | 'Admin' | 'Member';
 

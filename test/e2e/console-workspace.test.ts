@@ -62,6 +62,16 @@ t.test('an owner runs a workspace from the console', async (t) => {
   await tab.page.waitForFunction(() => document.querySelector('tr[data-queue="orders"]')?.textContent?.includes('accepting'));
   t.equal((await api.postEvent('orders', '{}')).status, 202, 'the restored queue accepts again');
 
+  // The whole workspace: archived, every queue refuses; the banner restores it.
+  await tab.click('Archive workspace');
+  await tab.page.waitForSelector('[data-testid="workspace-archived"]');
+  t.equal((await api.postEvent('orders', '{}')).body.error?.code, 'queue_archived', 'an archived workspace takes no events');
+  t.equal((await api.manage('GET', `/v1/tenants/${T}`)).body.archived, true);
+  await tab.shoot('workspace-archived');
+  await tab.click('Restore workspace');
+  await tab.page.waitForSelector('[data-testid="archive-workspace"]');
+  t.equal((await api.postEvent('orders', '{}')).status, 202, 'the restored workspace accepts again');
+
   // A target disabled by a 410 shows why, and is re-enabled.
   const gone = await startReceiver(t);
   gone.responder = (_req, res) => {

@@ -10,7 +10,7 @@ interface Run {
 }
 
 /**
- * Sandbox (contract §6): post a test event to the sandbox route with
+ * Sandbox (docs/api.md#sandbox): post a test event to the sandbox route with
  * sb_fail_code / sb_fail_count, then watch the run's simulated attempts.
  * Ingress takes an ingress credential, not the console session: the key typed
  * here goes in that one request's X-Api-Key header and the field is cleared.

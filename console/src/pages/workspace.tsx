@@ -7,7 +7,7 @@ import { ActionButton, Badge, ErrorLine, Field, Loading, SecretOnce, Tabs, val, 
 import { QueueForm } from './queue-form';
 import { TargetForm } from './target-form';
 
-/** A workspace: queues, targets, routes and signing keys (contract §4). */
+/** A workspace: queues, targets, routes and signing keys (docs/api.md#configuration-api); archive and restore it. */
 export function WorkspacePage(props: { tenant: string; tab: string; sub: string | undefined }) {
   const { session } = useSession();
   const ws = session.workspaces.find((w) => w.tenantPublicId === props.tenant);
@@ -26,12 +26,36 @@ export function WorkspacePage(props: { tenant: string; tab: string; sub: string 
       <p class="crumbs"><a href={href([])}>Home</a> / workspace</p>
       <h1>{ws?.name ?? 'Workspace'} <code>{t}</code></h1>
       {ws?.role === 'Member' && <p class="notice" data-testid="read-only">You are a Member of this workspace: everything is read-only.</p>}
+      <WorkspaceArchive tenant={t} />
       <Tabs tabs={tabs} active={props.tab} />
       {props.tab === 'targets' ? <Targets tenant={t} sub={props.sub} />
         : props.tab === 'routes' ? <Routes tenant={t} />
         : props.tab === 'signing-keys' ? <SigningKeys tenant={t} />
         : <Queues tenant={t} sub={props.sub} />}
     </section>
+  );
+}
+
+/** The workspace's archived flag: a banner with Restore while archived, an Archive button otherwise. */
+function WorkspaceArchive(props: { tenant: string }) {
+  const t = props.tenant;
+  const canWrite = useCanWrite(t);
+  const { data, reload } = useLoad(() => get<{ archived: boolean }>(`/v1/tenants/${seg(t)}`), [t]);
+  if (!data) return null;
+  if (data.archived) {
+    return (
+      <div class="banner" role="alert" data-testid="workspace-archived">
+        This workspace is archived: every queue refuses events (409 queue_archived) until it is restored.{' '}
+        <ActionButton label="Restore workspace" disabled={!canWrite} run={async () => { await post(`/v1/tenants/${seg(t)}/restore`); await reload(); }} />
+      </div>
+    );
+  }
+  return (
+    <p class="workspace-actions">
+      <ActionButton label="Archive workspace" kind="danger" disabled={!canWrite} testid="archive-workspace"
+        confirm="Archive this workspace? Every queue refuses events until it is restored."
+        run={async () => { await post(`/v1/tenants/${seg(t)}/archive`); await reload(); }} />
+    </p>
   );
 }
 

@@ -40,7 +40,7 @@ export interface Queue {
   groupKey?: SourceRef;
   partitionKey?: SourceRef;
   mappedHeaders: MappedHeader[];
-  outboundSigning: 'none' | 'hmac';
+  outboundSigning: 'none' | 'hmac' | 'standard';
   paymentsSignatureRecalculation: boolean;
   hopBudget: number;
   dedupWindowSeconds: number;

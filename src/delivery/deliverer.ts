@@ -6,7 +6,7 @@ import { TokenError, type OAuthTokens } from './http/oauth-tokens.js';
 import { classify, type Outcome } from './outcome.js';
 import { outboundHeaders } from './http/outbound-headers.js';
 import { simulateAttempt } from './sandbox.js';
-import { paymentsSignature, signatureHeaders } from './signing/signing.js';
+import { paymentsSignature, standardHeaders, signatureHeaders } from './signing/signing.js';
 import type { SigningPlan, SigningPlans } from './signing/signing-plans.js';
 import { formatTraceparent } from '../observability/trace-context.js';
 import { endWithStatus, NO_TRACING, type Tracing } from '../observability/tracing.js';
@@ -118,6 +118,9 @@ export class Deliverer {
       // Signing is the top layer: computed last, over the exact bytes sent, anew per attempt.
       if (record.paymentsRecalc && plan.paymentsSecret) {
         headers['payments-signature'] = paymentsSignature(plan.paymentsSecret, record.body, this.now());
+      } else if (plan.standard) {
+        if (plan.keys.length === 0) return failure('ENOKEY', 'the queue signs deliveries but its workspace has no active signing key');
+        Object.assign(headers, standardHeaders(plan.keys, { eventId: record.id, body: record.body }, this.now()));
       } else if (plan.hmac) {
         // Never send unsigned what the queue promises to sign: the receiver would be right to refuse it.
         if (!plan.key) return failure('ENOKEY', 'the queue signs deliveries but its workspace has no active signing key');

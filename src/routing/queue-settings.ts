@@ -33,7 +33,8 @@ export interface QueueSettings {
   groupKey?: SourceRef;
   partitionKey?: SourceRef;
   mappedHeaders: MappedHeader[];
-  outboundSigning: 'none' | 'hmac';
+  /** How deliveries are signed: not at all, the X-Service v1 + v2 HMAC headers, or Standard Webhooks (webhook-*). */
+  outboundSigning: 'none' | 'hmac' | 'standard';
   paymentsSignatureRecalculation: boolean;
   hopBudget: number;
   dedupWindowSeconds: number;

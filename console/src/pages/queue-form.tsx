@@ -157,6 +157,7 @@ export function QueueForm(props: { tenant: string; queue: Queue | null; canWrite
             <select id="q-outboundSigning" value={d.outboundSigning} onChange={(e) => set({ outboundSigning: val(e) as QueueDraft['outboundSigning'] })}>
               <option value="none">none</option>
               <option value="hmac">HMAC (v1 + v2)</option>
+              <option value="standard">Standard Webhooks (webhook-signature)</option>
             </select>
           </Field>
           <Field label="Hop budget" id="q-hopBudget" error={fe('hopBudget')}>

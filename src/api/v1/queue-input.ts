@@ -64,7 +64,7 @@ export function readQueueSettings(body: Record<string, unknown>): Partial<QueueS
     if (typeof ref === 'string') r.problem(field, ref);
     else out[field] = ref;
   }
-  const outboundSigning = r.oneOf('outboundSigning', ['none', 'hmac'] as const);
+  const outboundSigning = r.oneOf('outboundSigning', ['none', 'hmac', 'standard'] as const);
   if (outboundSigning) out.outboundSigning = outboundSigning;
   const recalc = r.boolean('paymentsSignatureRecalculation');
   if (recalc !== undefined) {

@@ -3,6 +3,7 @@ import type { InvalidationBus } from '../../cache/invalidation-bus.js';
 import type { Router } from '../../http/router.js';
 import type { SigningKeyRepo } from '../../storage/signing-key-repo.js';
 import { FieldReader, readJsonObject } from '../json-body.js';
+import { standardSecret } from '../../delivery/signing/signing.js';
 import { decodePathSegment } from '../../http/path-segment.js';
 
 export interface SigningKeysApiDeps {
@@ -27,7 +28,8 @@ export function registerSigningKeysApi(router: Router, deps: SigningKeysApiDeps)
     new FieldReader(await readJsonObject(ex), []).done();
     const key = await deps.signingKeys.create(ws.id);
     await deps.bus.publish('signing-key');
-    ex.sendJson(201, { keyId: key.keyId, secret: key.secret, tenantPublicId: ws.publicId, createdAt: key.createdAt.toISOString() });
+    // standardSecret: the same key as Standard Webhooks libraries take it (`new Webhook(standardSecret)`).
+    ex.sendJson(201, { keyId: key.keyId, secret: key.secret, standardSecret: standardSecret(key.secret), tenantPublicId: ws.publicId, createdAt: key.createdAt.toISOString() });
   });
   // The active keys, newest first (the first signs outbound deliveries); secrets are never listed.
   router.add('get', '/v1/tenants/:tenant/signing-keys', { maxBodyBytes: 0 }, async (ex) => {

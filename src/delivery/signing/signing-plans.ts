@@ -9,13 +9,17 @@ import type { SigningKey } from './signing.js';
 export interface SigningPlan {
   /** The queue signs outbound deliveries with HMAC v1 + v2 (outboundSigning `hmac`). */
   hmac: boolean;
+  /** The queue signs with Standard Webhooks headers (outboundSigning `standard`). */
+  standard: boolean;
   /** The workspace's newest active signing key, or null when it has none. */
   key: SigningKey | null;
+  /** Every active signing key, newest first: a `standard` delivery carries one signature per key (rotation). */
+  keys: readonly SigningKey[];
   /** Set when the queue recalculates Payments-Signature: the secret its ingress verifies with. */
   paymentsSecret: string | null;
 }
 
-const UNSIGNED: SigningPlan = Object.freeze({ hmac: false, key: null, paymentsSecret: null });
+const UNSIGNED: SigningPlan = Object.freeze({ hmac: false, standard: false, key: null, keys: [], paymentsSecret: null });
 
 /**
  * Queue signing settings and workspace signing keys, cached in-process for
@@ -24,7 +28,7 @@ const UNSIGNED: SigningPlan = Object.freeze({ hmac: false, key: null, paymentsSe
  */
 export class SigningPlans {
   private readonly queues: TtlCache<SigningPlanBase | null>;
-  private readonly keys: TtlCache<SigningKey | null>;
+  private readonly keys: TtlCache<readonly SigningKey[]>;
 
   constructor(
     private readonly queueRepo: QueueLookupRepo,
@@ -40,9 +44,9 @@ export class SigningPlans {
     const base = this.queues.get(record.queueId);
     if (base === null) return UNSIGNED;
     if (base !== undefined) {
-      if (!base.hmac) return { hmac: false, key: null, paymentsSecret: base.paymentsSecret };
-      const key = this.keys.get(record.workspaceId);
-      if (key !== undefined) return { hmac: true, key, paymentsSecret: base.paymentsSecret };
+      if (!base.hmac && !base.standard) return { ...UNSIGNED, paymentsSecret: base.paymentsSecret };
+      const keys = this.keys.get(record.workspaceId);
+      if (keys !== undefined) return { ...base, key: keys[0] ?? null, keys };
     }
     return this.forRecord(record);
   }
@@ -54,16 +58,16 @@ export class SigningPlans {
       const s = withQueueDefaults(stored);
       return {
         hmac: s.outboundSigning === 'hmac',
+        standard: s.outboundSigning === 'standard',
         paymentsSecret: s.paymentsSignatureRecalculation && s.paymentsSecret ? s.paymentsSecret : null,
       };
     });
     if (!base) return UNSIGNED;
-    if (!base.hmac) return { hmac: false, key: null, paymentsSecret: base.paymentsSecret };
-    const key = await this.keys.getOrLoad(record.workspaceId, async () => {
-      const [newest] = await this.keyRepo.active(record.workspaceId);
-      return newest ? { keyId: newest.keyId, secret: newest.secret } : null;
-    });
-    return { hmac: true, key, paymentsSecret: base.paymentsSecret };
+    if (!base.hmac && !base.standard) return { ...UNSIGNED, paymentsSecret: base.paymentsSecret };
+    const keys = await this.keys.getOrLoad(record.workspaceId, async () =>
+      (await this.keyRepo.active(record.workspaceId)).map((k) => ({ keyId: k.keyId, secret: k.secret })),
+    );
+    return { ...base, key: keys[0] ?? null, keys };
   }
 
   invalidate(): void {
@@ -72,4 +76,4 @@ export class SigningPlans {
   }
 }
 
-type SigningPlanBase = Omit<SigningPlan, 'key'>;
+type SigningPlanBase = Omit<SigningPlan, 'key' | 'keys'>;

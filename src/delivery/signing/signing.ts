@@ -53,3 +53,34 @@ export function paymentsSignature(secret: string, body: Buffer, nowMs: number): 
   const mac = createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex');
   return `t=${t},v1=${mac}`;
 }
+
+/**
+ * The key bytes Standard Webhooks signing feeds to HMAC: the random part of
+ * the workspace secret (`whsec_<base64url>`), decoded. `standardSecret` hands
+ * the same bytes to receivers in the form their libraries take.
+ */
+export function standardKeyBytes(secret: string): Buffer {
+  return Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64url');
+}
+
+/** `whsec_<standard base64 of the key bytes>`: what `new Webhook(secret)` of standardwebhooks / svix takes. */
+export function standardSecret(secret: string): string {
+  return `whsec_${standardKeyBytes(secret).toString('base64')}`;
+}
+
+/**
+ * Standard Webhooks headers of one attempt (standardwebhooks.com; what Svix
+ * sends): `webhook-id` (the event id, the same on every retry and
+ * redelivery), `webhook-timestamp` (Unix seconds of this attempt) and
+ * `webhook-signature`, a space-separated `v1,<base64 HMAC-SHA256 of
+ * "{id}.{timestamp}.{raw body}">` per active key, newest first, so a receiver
+ * holding either secret verifies during a rotation.
+ */
+export function standardHeaders(keys: readonly SigningKey[], request: { eventId: string; body: Buffer }, nowMs: number): Record<string, string> {
+  const timestamp = String(Math.floor(nowMs / 1000));
+  const signatures = keys.map((key) => {
+    const mac = createHmac('sha256', standardKeyBytes(key.secret)).update(`${request.eventId}.${timestamp}.`).update(request.body).digest('base64');
+    return `v1,${mac}`;
+  });
+  return { 'webhook-id': request.eventId, 'webhook-timestamp': timestamp, 'webhook-signature': signatures.join(' ') };
+}

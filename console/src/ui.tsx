@@ -57,7 +57,7 @@ export function ActionButton(props: {
 }
 
 /** A secret shown once, with a copy button; it lives only in this component's state. */
-export function SecretOnce(props: { label: string; value: string; onDone: () => void }) {
+export function SecretOnce(props: { label: string; value: string; onDone: () => void; also?: { label: string; value: string } }) {
   const [copied, setCopied] = useState(false);
   const copy = async () => {
     try {
@@ -74,6 +74,11 @@ export function SecretOnce(props: { label: string; value: string; onDone: () => 
         <strong>{props.label}</strong> — shown once; copy it now, it cannot be shown again.
       </p>
       <code class="secret-value" data-testid="secret-value">{props.value}</code>
+      {props.also && (
+        <p>
+          {props.also.label}: <code class="secret-value" data-testid="secret-also">{props.also.value}</code>
+        </p>
+      )}
       <div class="row">
         <button type="button" onClick={copy}>{copied ? 'Copied' : 'Copy'}</button>
         <button type="button" onClick={props.onDone}>Done</button>

@@ -90,6 +90,8 @@ t.test('an owner runs a workspace from the console', async (t) => {
   await tab.go(`#/w/${T}/signing-keys`);
   await tab.click('Create signing key');
   await tab.waitText('shown once');
+  const shown = await tab.page.$eval('[data-testid="secret-also"]', (el: any) => el.textContent as string);
+  t.match(shown, /^whsec_[A-Za-z0-9+/]+=*$/, 'the Standard Webhooks form of the key is shown too');
   const keys = (await api.manage('GET', `/v1/tenants/${T}/signing-keys`)).body.data as Array<{ keyId: string }>;
   t.equal(keys.length, 1);
   await tab.shoot('signing-keys');

@@ -233,15 +233,15 @@ function Routes(props: { tenant: string }) {
 function SigningKeys(props: { tenant: string }) {
   const t = props.tenant;
   const canWrite = useCanWrite(t);
-  const [secret, setSecret] = useState<string | null>(null);
+  const [secret, setSecret] = useState<{ secret: string; standardSecret: string } | null>(null);
   const { data, error, reload } = useLoad(() => get<Data<{ keyId: string; createdAt: string }>>(`/v1/tenants/${seg(t)}/signing-keys`).then((r) => r.data), [t]);
   return (
     <div>
-      {secret && <SecretOnce label="Signing secret" value={secret} onDone={() => setSecret(null)} />}
+      {secret && <SecretOnce label="Signing secret" value={secret.secret} also={{ label: 'The same key for Standard Webhooks libraries (new Webhook(…))', value: secret.standardSecret }} onDone={() => setSecret(null)} />}
       <p>
         <ActionButton label="Create signing key" kind="primary" disabled={!canWrite} run={async () => {
-          const made = await post<{ keyId: string; secret: string }>(`/v1/tenants/${seg(t)}/signing-keys`);
-          setSecret(made.secret);
+          const made = await post<{ keyId: string; secret: string; standardSecret: string }>(`/v1/tenants/${seg(t)}/signing-keys`);
+          setSecret({ secret: made.secret, standardSecret: made.standardSecret });
           await reload();
         }} />
       </p>

@@ -1,6 +1,6 @@
 import { TtlCache } from '../cache/ttl-cache.js';
 import { IpAllowlist } from '../auth/ip-allowlist.js';
-import { VALUE_SOURCES, withQueueDefaults, type QueueSettings, type SourceRef } from '../routing/queue-settings.js';
+import { VALUE_SOURCES, withQueueDefaults, type QueueDefaults, type QueueSettings, type SourceRef } from '../routing/queue-settings.js';
 import type { IngressQueueRow, IngressRepo } from '../storage/ingress-repo.js';
 
 /** The three context values and where a queue reads each (docs/api.md#configuration-api). */
@@ -29,11 +29,6 @@ export interface QueueView {
   allowlist: IpAllowlist | null;
 }
 
-/** Config defaults for settings a queue does not set itself. */
-export interface QueueDefaults {
-  hopBudget: number;
-  dedupWindowSeconds: number;
-}
 
 export const DEFAULT_SOURCES: Readonly<ContextSources> = Object.freeze<ContextSources>({
   eventType: { source: 'header', name: 'x-service-event-type' },
@@ -75,11 +70,7 @@ export class QueueDirectory {
 
 export function buildView(tenantPublicId: string, row: IngressQueueRow, defaults: QueueDefaults): QueueView {
   const stored = row.settings ?? {};
-  const settings: QueueSettings = {
-    ...withQueueDefaults(stored),
-    hopBudget: stored.hopBudget ?? defaults.hopBudget,
-    dedupWindowSeconds: stored.dedupWindowSeconds ?? defaults.dedupWindowSeconds,
-  };
+  const settings: QueueSettings = withQueueDefaults(stored, defaults);
   const wsDefaults = workspaceSources(row.workspaceSettings);
   const sources: ContextSources = {
     eventType: normalise(settings.eventType ?? wsDefaults.eventType ?? DEFAULT_SOURCES.eventType),
@@ -113,7 +104,8 @@ function normalise(ref: SourceRef): SourceRef {
  * on the workspace row (set from a deploy file or the console). Read
  * defensively: an entry that is not a valid source is ignored, never fatal.
  */
-function workspaceSources(settings: Record<string, unknown> | null): Partial<ContextSources> {
+/** The ingress sources a workspace names for its queues (settings.ingress), malformed entries ignored. */
+export function workspaceSources(settings: Record<string, unknown> | null): Partial<ContextSources> {
   const ingress = settings?.ingress;
   if (typeof ingress !== 'object' || ingress === null) return {};
   const out: Partial<ContextSources> = {};

@@ -59,7 +59,22 @@ export const DEFAULT_QUEUE_SETTINGS: Readonly<QueueSettings> = Object.freeze({
   dedupWindowSeconds: 86_400,
 });
 
-/** Fills settings stored by an older version with today's defaults. */
-export function withQueueDefaults(stored: Partial<QueueSettings>): QueueSettings {
-  return { ...DEFAULT_QUEUE_SETTINGS, ...stored };
+/** Config defaults (ingress.hopBudget, ingress.dedupWindowSeconds) for settings a queue does not set itself. */
+export interface QueueDefaults {
+  hopBudget: number;
+  dedupWindowSeconds: number;
+}
+
+/**
+ * Fills settings stored by an older version (or never set) with today's
+ * defaults: the node's configured ones when given, which is what ingress
+ * applies and the API shows.
+ */
+export function withQueueDefaults(stored: Partial<QueueSettings>, configured?: QueueDefaults): QueueSettings {
+  const settings = { ...DEFAULT_QUEUE_SETTINGS, ...stored };
+  if (configured) {
+    settings.hopBudget = stored.hopBudget ?? configured.hopBudget;
+    settings.dedupWindowSeconds = stored.dedupWindowSeconds ?? configured.dedupWindowSeconds;
+  }
+  return settings;
 }

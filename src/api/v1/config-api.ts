@@ -1,7 +1,7 @@
 import type { ManagementAuth } from '../../auth/management-auth.js';
 import type { InvalidationBus } from '../../cache/invalidation-bus.js';
 import type { KeyRepo } from '../../storage/key-repo.js';
-import type { QueueDefaults } from '../../ingress/queue-directory.js';
+import type { QueueDefaults } from '../../routing/queue-settings.js';
 import { ServiceError } from '../../errors.js';
 import type { Exchange } from '../../http/exchange.js';
 import type { Router } from '../../http/router.js';

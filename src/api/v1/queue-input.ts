@@ -1,10 +1,10 @@
-import type { QueueDefaults } from '../../ingress/queue-directory.js';
 import { parseAllowlistEntry } from '../../auth/ip-allowlist.js';
 import {
   AUTH_MODES,
   INGRESS_STATES,
   VALUE_SOURCES,
   withQueueDefaults,
+  type QueueDefaults,
   type MappedHeader,
   type QueueSettings,
   type SourceRef,
@@ -139,10 +139,6 @@ function readMappedHeaders(v: unknown, recalculation: boolean): MappedHeader[] |
  * applies them), the payments secret write-only (only whether one is set).
  */
 export function queueSettingsView(stored: Partial<QueueSettings>, defaults: QueueDefaults): Omit<QueueSettings, 'paymentsSecret'> & { paymentsSecretSet: boolean } {
-  const { paymentsSecret, ...rest } = {
-    ...withQueueDefaults(stored),
-    hopBudget: stored.hopBudget ?? defaults.hopBudget,
-    dedupWindowSeconds: stored.dedupWindowSeconds ?? defaults.dedupWindowSeconds,
-  };
+  const { paymentsSecret, ...rest } = withQueueDefaults(stored, defaults);
   return { ...rest, paymentsSecretSet: typeof paymentsSecret === 'string' && paymentsSecret.length > 0 };
 }

@@ -1,6 +1,6 @@
 import type { ManagementAuth } from '../../auth/management-auth.js';
 import type { InvalidationBus } from '../../cache/invalidation-bus.js';
-import type { QueueDefaults } from '../../ingress/queue-directory.js';
+import type { QueueDefaults } from '../../routing/queue-settings.js';
 import { ServiceError } from '../../errors.js';
 import type { Exchange } from '../../http/exchange.js';
 import { decodePathSegment } from '../../http/path-segment.js';

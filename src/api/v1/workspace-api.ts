@@ -3,7 +3,8 @@ import type { InvalidationBus } from '../../cache/invalidation-bus.js';
 import type { Exchange } from '../../http/exchange.js';
 import { decodePathSegment } from '../../http/path-segment.js';
 import type { Router } from '../../http/router.js';
-import type { SourceRef } from '../../routing/queue-settings.js';
+import { workspaceSources } from '../../ingress/queue-directory.js';
+import { demandedAuthMode } from '../../storage/waas-catalog-repo.js';
 import type { TopologyRepo, WorkspaceRow } from '../../storage/topology-repo.js';
 import { FieldReader, readJsonObject } from '../json-body.js';
 import { readSourceRef } from './queue-input.js';
@@ -35,37 +36,40 @@ const AUTH_MODES = ['api_key', 'signed_request'] as const;
 export function registerWorkspaceApi(router: Router, deps: WorkspaceApiDeps): void {
   const base = '/v1/tenants/:tenant';
   const access = async (ex: Exchange): Promise<WorkspaceRow> => (await deps.auth.configWorkspace(ex, decodePathSegment(ex.params[0]!, 'No such workspace.'))).ws;
-  const view = async (ws: WorkspaceRow, archived = ws.archived) => {
-    const { name, settings } = await deps.topology.workspaceDetails(ws.id);
-    const ingress = (typeof settings.ingress === 'object' && settings.ingress !== null ? settings.ingress : {}) as Record<string, unknown>;
+  const view = (ws: WorkspaceRow, name: string, settings: Record<string, unknown>, archived = ws.archived) => {
+    const sources = workspaceSources(settings);
     return {
       publicId: ws.publicId,
       licensePublicId: ws.licensePublicId,
       name,
       archived,
       isProducer: ws.isProducer,
-      ingress: Object.fromEntries(SOURCE_FIELDS.map((f) => [f, (ingress[f] as SourceRef | undefined) ?? null])),
-      defaultAuthMode: settings.defaultAuthMode === 'signed_request' ? 'signed_request' : 'api_key',
+      ingress: Object.fromEntries(SOURCE_FIELDS.map((f) => [f, sources[f] ?? null])),
+      defaultAuthMode: demandedAuthMode(settings),
     };
+  };
+  const current = async (ws: WorkspaceRow, archived = ws.archived) => {
+    const { name, settings } = await deps.topology.workspaceDetails(ws.id);
+    return view(ws, name, settings, archived);
   };
 
   router.add('get', base, { maxBodyBytes: 0 }, async (ex) => {
-    ex.sendJson(200, await view(await access(ex)));
+    ex.sendJson(200, await current(await access(ex)));
   });
 
   router.add('patch', base, { maxBodyBytes: deps.maxBodyBytes }, async (ex) => {
     const ws = await access(ex);
     const body = await readJsonObject(ex);
     const r = new FieldReader(body, ['ingress', 'defaultAuthMode']);
-    const { settings } = await deps.topology.workspaceDetails(ws.id);
-    const current = (typeof settings.ingress === 'object' && settings.ingress !== null ? settings.ingress : {}) as Record<string, unknown>;
+    const { name, settings } = await deps.topology.workspaceDetails(ws.id);
+    const stored: Record<string, unknown> = { ...workspaceSources(settings) };
     const set: Record<string, unknown> = {};
     const unset: string[] = [];
     if (r.has('ingress') && body.ingress !== null) {
       const given = body.ingress;
       if (typeof given !== 'object' || Array.isArray(given)) r.problem('ingress', 'must be an object { eventType?, groupKey?, partitionKey? }');
       else {
-        const ingress = { ...current };
+        const ingress = { ...stored };
         for (const key of Object.keys(given)) if (!(SOURCE_FIELDS as readonly string[]).includes(key)) r.problem(`ingress.${key}`, 'unknown field');
         for (const field of SOURCE_FIELDS) {
           if (!(field in given)) continue;
@@ -88,14 +92,16 @@ export function registerWorkspaceApi(router: Router, deps: WorkspaceApiDeps): vo
     }
     r.done();
     if (await deps.topology.updateWorkspaceSettings(ws.id, set, unset)) await deps.bus.publish('workspace');
-    ex.sendJson(200, await view(ws));
+    const next: Record<string, unknown> = { ...settings, ...set };
+    for (const key of unset) delete next[key];
+    ex.sendJson(200, view(ws, name, next));
   });
 
   for (const [action, archived] of [['archive', true], ['restore', false]] as const) {
     router.add('post', `${base}/${action}`, { maxBodyBytes: 0 }, async (ex) => {
       const ws = await access(ex);
       if (await deps.topology.setWorkspaceArchived(ws.id, archived)) await deps.bus.publish('workspace');
-      ex.sendJson(200, await view(ws, archived));
+      ex.sendJson(200, await current(ws, archived));
     });
   }
 }

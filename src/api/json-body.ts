@@ -1,5 +1,7 @@
+import type { Static, TSchema } from 'typebox';
 import { ServiceError, type FieldProblem } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
+import type { Checked } from '../schema/body-validator.js';
 
 /** Reads a management request body as a JSON object (415 / 400 otherwise). */
 export async function readJsonObject(exchange: Exchange): Promise<Record<string, unknown>> {
@@ -17,6 +19,43 @@ export async function readJsonObject(exchange: Exchange): Promise<Record<string,
     throw new ServiceError('validation_failed', 'The body must be a JSON object.', [{ field: '(body)', problem: 'must be an object' }]);
   }
   return value as Record<string, unknown>;
+}
+
+/**
+ * Reads a management request body and checks it against its schema (a
+ * validator from compileBody): the typed body, or 400 validation_failed naming
+ * every bad field. Rules the schema cannot say (a header name forwarding
+ * forbids, a time range) are checked after, with Problems.
+ */
+export async function readBody<S extends TSchema>(exchange: Exchange, check: (value: unknown) => Checked<S>): Promise<Static<S>> {
+  return checkBody(await readJsonObject(exchange), check);
+}
+
+/** checkBody for a body already read (the /waas bodies pass through their NUL check first). */
+export function checkBody<S extends TSchema>(body: unknown, check: (value: unknown) => Checked<S>): Static<S> {
+  const checked = check(body);
+  if (!checked.ok) throw invalid(checked.problems);
+  return checked.value;
+}
+
+/** One validation_failed naming every problem. */
+export function invalid(problems: readonly FieldProblem[]): ServiceError {
+  const summary = problems.map((p) => `${p.field} ${p.problem}`).join('; ');
+  return new ServiceError('validation_failed', `The request is not valid: ${summary}.`, [...problems]);
+}
+
+/** Problems found by the rules after the schema, thrown together as one validation_failed. */
+export class Problems {
+  readonly list: FieldProblem[] = [];
+
+  add(field: string, problem: string): void {
+    this.list.push({ field, problem });
+  }
+
+  /** Throws validation_failed naming every problem found so far. */
+  throwIfAny(): void {
+    if (this.list.length > 0) throw invalid(this.list);
+  }
 }
 
 /**
@@ -93,9 +132,6 @@ export class FieldReader {
 
   /** Throws validation_failed naming every problem found so far. */
   done(): void {
-    if (this.problems.length > 0) {
-      const summary = this.problems.map((p) => `${p.field} ${p.problem}`).join('; ');
-      throw new ServiceError('validation_failed', `The request is not valid: ${summary}.`, this.problems);
-    }
+    if (this.problems.length > 0) throw invalid(this.problems);
   }
 }

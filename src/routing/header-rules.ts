@@ -37,8 +37,10 @@ const SERVICE_OWN = new Set(['content-type', 'idempotency-key']);
 const TRANSPORT = new Set(['host', 'content-length', 'connection', 'transfer-encoding', 'expect', 'upgrade', 'te', 'keep-alive']);
 
 /** What the HTTP clients send as a header value (as node:http): tab, visible ASCII, space and Latin-1 (no CR, LF, NUL). */
+export const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
 export function isHeaderValue(value: string): boolean {
-  return !/[^\t\x20-\x7e\x80-\xff]/.test(value);
+  return HEADER_VALUE.test(value);
 }
 
 /** RFC 9110 token: what a header name may consist of. */

@@ -1,4 +1,6 @@
+import Type, { type Static } from 'typebox';
 import { parseAllowlistEntry } from '../../auth/ip-allowlist.js';
+import { HEADER_NAME } from '../../routing/header-rules.js';
 import {
   AUTH_MODES,
   INGRESS_STATES,
@@ -9,16 +11,51 @@ import {
   type QueueSettings,
   type SourceRef,
 } from '../../routing/queue-settings.js';
-import { FieldReader } from '../json-body.js';
+import { compileBody, registerFormat } from '../../schema/body-validator.js';
+import { closed, int, maybe, oneOf, withProblem } from '../../schema/schema-kit.js';
+import { checkBody, Problems } from '../json-body.js';
 
-const FIELDS = [
-  'authMode', 'ingress', 'archived', 'paymentsSecret', 'ipAllowlist', 'groupKeyRequired',
-  'eventType', 'groupKey', 'partitionKey', 'mappedHeaders', 'outboundSigning',
-  'paymentsSignatureRecalculation', 'hopBudget', 'dedupWindowSeconds',
-] as const;
-
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/** No C0, DEL or C1 control character (one or more characters). */
+const NO_CONTROL = '^[^\\u0000-\\u001f\\u007f-\\u009f]+$';
+
+registerFormat('ip-or-cidr', (entry) => parseAllowlistEntry(entry) !== null);
+
+/** Where a value is read from in an incoming request: `{ source, name }`. */
+export const SourceRefBody = closed(
+  { source: oneOf(VALUE_SOURCES), name: Type.String({ minLength: 1, maxLength: 200 }) },
+  { description: 'Where ingress reads a value: a header, a query parameter or a top-level field of a JSON body.' },
+);
+
+/** A value lifted from the request and sent to receivers as a header. */
+const MappedHeaderBody = closed({
+  from: SourceRefBody,
+  as: withProblem(Type.String({ pattern: HEADER_NAME.source }), 'must be a header name'),
+  required: Type.Optional(Type.Boolean()),
+});
+
+export const OUTBOUND_SIGNING = ['none', 'hmac', 'standard'] as const;
+
+/** The body of `PUT /v1/tenants/{tenant}/queues/{name}`: every field optional (docs/api.md#configuration-api). */
+export const QueueInput = closed({
+  authMode: maybe(oneOf(AUTH_MODES)),
+  ingress: maybe(oneOf(INGRESS_STATES)),
+  archived: maybe(Type.Boolean()),
+  paymentsSecret: maybe(withProblem(Type.String({ maxLength: 500, pattern: NO_CONTROL }), 'must be a non-empty string without control characters')),
+  ipAllowlist: maybe(
+    Type.Array(withProblem(Type.String({ format: 'ip-or-cidr' }), 'is not an IP address or CIDR such as 203.0.113.0/24'), { maxItems: 100 }),
+  ),
+  groupKeyRequired: maybe(Type.Boolean()),
+  eventType: Type.Optional(SourceRefBody),
+  groupKey: Type.Optional(SourceRefBody),
+  partitionKey: Type.Optional(SourceRefBody),
+  mappedHeaders: Type.Optional(Type.Array(MappedHeaderBody, { maxItems: 50 })),
+  outboundSigning: maybe(oneOf(OUTBOUND_SIGNING)),
+  paymentsSignatureRecalculation: maybe(Type.Boolean()),
+  hopBudget: maybe(int(1, 100)),
+  dedupWindowSeconds: maybe(int(0, 30 * 86_400)),
+});
+const checkQueueInput = compileBody(QueueInput);
 
 // docs/api.md#ingress.
 const NEVER_FORWARDED = new Set([
@@ -35,67 +72,47 @@ export function neverForwardedReason(name: string): string | null {
   return null;
 }
 
-/** Reads and validates the body of `PUT /v1/tenants/{tenant}/queues/{name}` (docs/api.md#configuration-api). */
-export function readQueueSettings(body: Record<string, unknown>): Partial<QueueSettings> {
-  const r = new FieldReader(body, FIELDS);
+/**
+ * The settings a valid `PUT /v1/tenants/{tenant}/queues/{name}` body sets: the
+ * schema first, then the rules between fields and names the schema cannot say.
+ */
+export function readQueueSettings(body: unknown): Partial<QueueSettings> {
+  const input = checkBody(body, checkQueueInput);
+  const problems = new Problems();
   const out: Partial<QueueSettings> = {};
-  const authMode = r.oneOf('authMode', AUTH_MODES);
-  if (authMode) out.authMode = authMode;
-  const ingress = r.oneOf('ingress', INGRESS_STATES);
-  if (ingress) out.ingress = ingress;
-  const archived = r.boolean('archived');
-  if (archived !== undefined) out.archived = archived;
-  const paymentsSecret = r.string('paymentsSecret', { max: 500 });
-  if (paymentsSecret !== undefined) {
-    if (paymentsSecret === '' || CONTROL.test(paymentsSecret)) r.problem('paymentsSecret', 'must be a non-empty string without control characters');
-    else out.paymentsSecret = paymentsSecret;
-  }
-  const allowlist = r.stringList('ipAllowlist', { max: 100 });
-  if (allowlist) {
-    const bad = allowlist.filter((entry) => parseAllowlistEntry(entry) === null);
-    if (bad.length > 0) r.problem('ipAllowlist', `${bad.map((b) => JSON.stringify(b)).join(', ')} is not an IP address or CIDR such as 203.0.113.0/24`);
-    else out.ipAllowlist = allowlist.map((entry) => entry.trim());
-  }
-  const groupKeyRequired = r.boolean('groupKeyRequired');
-  if (groupKeyRequired !== undefined) out.groupKeyRequired = groupKeyRequired;
+  if (input.authMode != null) out.authMode = input.authMode;
+  if (input.ingress != null) out.ingress = input.ingress;
+  if (input.archived != null) out.archived = input.archived;
+  if (input.paymentsSecret != null) out.paymentsSecret = input.paymentsSecret;
+  if (input.ipAllowlist != null) out.ipAllowlist = input.ipAllowlist.map((entry) => entry.trim());
+  if (input.groupKeyRequired != null) out.groupKeyRequired = input.groupKeyRequired;
   for (const field of ['eventType', 'groupKey', 'partitionKey'] as const) {
-    if (!r.has(field)) continue;
-    const ref = readSourceRef(r.raw(field));
-    if (typeof ref === 'string') r.problem(field, ref);
+    const ref = input[field];
+    if (ref === undefined) continue;
+    const problem = sourceRefProblem(ref);
+    if (problem) problems.add(`${field}.name`, problem);
     else out[field] = ref;
   }
-  const outboundSigning = r.oneOf('outboundSigning', ['none', 'hmac', 'standard'] as const);
-  if (outboundSigning) out.outboundSigning = outboundSigning;
-  const recalc = r.boolean('paymentsSignatureRecalculation');
-  if (recalc !== undefined) {
-    if (recalc && out.authMode !== 'payments') r.problem('paymentsSignatureRecalculation', 'needs authMode payments: only verified payments events can be re-signed');
+  if (input.outboundSigning != null) out.outboundSigning = input.outboundSigning;
+  const recalc = input.paymentsSignatureRecalculation;
+  if (recalc != null) {
+    if (recalc && out.authMode !== 'payments') problems.add('paymentsSignatureRecalculation', 'needs authMode payments: only verified payments events can be re-signed');
     out.paymentsSignatureRecalculation = recalc;
   }
-  if (r.has('mappedHeaders')) {
-    const mapped = readMappedHeaders(r.raw('mappedHeaders'), recalc === true);
-    if (typeof mapped === 'string') r.problem('mappedHeaders', mapped);
-    else if (Array.isArray(mapped)) out.mappedHeaders = mapped;
-    else for (const p of mapped.problems) r.problem(p.field, p.problem);
+  if (input.mappedHeaders !== undefined) {
+    const mapped = mappedHeaders(input.mappedHeaders, recalc === true, problems);
+    if (mapped) out.mappedHeaders = mapped;
   }
-  const hopBudget = r.integer('hopBudget', 1, 100);
-  if (hopBudget !== undefined) out.hopBudget = hopBudget;
-  const dedup = r.integer('dedupWindowSeconds', 0, 30 * 86_400);
-  if (dedup !== undefined) out.dedupWindowSeconds = dedup;
-  r.done();
+  if (input.hopBudget != null) out.hopBudget = input.hopBudget;
+  if (input.dedupWindowSeconds != null) out.dedupWindowSeconds = input.dedupWindowSeconds;
+  problems.throwIfAny();
   return out;
 }
 
-/** A `{ source, name }` extraction source, or why it is not one. */
-export function readSourceRef(v: unknown): SourceRef | string {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'must be an object { source: header|query|body, name }';
-  const o = v as Record<string, unknown>;
-  const extra = Object.keys(o).filter((k) => k !== 'source' && k !== 'name');
-  if (extra.length > 0) return `has unknown field(s) ${extra.join(', ')}`;
-  if (typeof o.source !== 'string' || !(VALUE_SOURCES as readonly string[]).includes(o.source)) return 'source must be one of header, query, body';
-  const source = o.source as SourceRef['source'];
-  if (typeof o.name !== 'string' || o.name.length === 0 || o.name.length > 200) return 'name must be a string of 1-200 characters';
-  if (source === 'header' ? !HEADER_NAME.test(o.name) : CONTROL.test(o.name)) return `name ${JSON.stringify(o.name)} is not a valid ${source} name`;
-  return { source, name: o.name };
+/** Why a schema-valid source cannot name a value (a header name must be a token; no control characters), or null. */
+export function sourceRefProblem(ref: Static<typeof SourceRefBody>): string | null {
+  const ok = ref.source === 'header' ? HEADER_NAME.test(ref.name) : !CONTROL.test(ref.name);
+  return ok ? null : `${JSON.stringify(ref.name)} is not a valid ${ref.source} name`;
 }
 
 /**
@@ -104,33 +121,24 @@ export function readSourceRef(v: unknown): SourceRef | string {
  * never be forwarded are refused, so are two mappings to one name (a
  * collision) and Payments-Signature while recalculation is on (rule 3).
  */
-function readMappedHeaders(v: unknown, recalculation: boolean): MappedHeader[] | string | { problems: Array<{ field: string; problem: string }> } {
-  if (!Array.isArray(v)) return 'must be a list of { from: { source, name }, as, required? }';
-  if (v.length > 50) return 'must have at most 50 items';
+function mappedHeaders(list: ReadonlyArray<Static<typeof MappedHeaderBody>>, recalculation: boolean, problems: Problems): MappedHeader[] | null {
   const out: MappedHeader[] = [];
-  const problems: Array<{ field: string; problem: string }> = [];
   const seen = new Set<string>();
-  v.forEach((item: unknown, i) => {
+  const before = problems.list.length;
+  list.forEach((item, i) => {
     const at = `mappedHeaders[${i}]`;
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) return problems.push({ field: at, problem: 'must be an object' });
-    const o = item as Record<string, unknown>;
-    const extra = Object.keys(o).filter((k) => !['from', 'as', 'required'].includes(k));
-    if (extra.length > 0) return problems.push({ field: at, problem: `has unknown field(s) ${extra.join(', ')}` });
-    const from = readSourceRef(o.from);
-    if (typeof from === 'string') return problems.push({ field: `${at}.from`, problem: from });
-    if (typeof o.as !== 'string' || !HEADER_NAME.test(o.as)) return problems.push({ field: `${at}.as`, problem: 'must be a header name' });
-    const reason = neverForwardedReason(o.as);
-    if (reason) return problems.push({ field: `${at}.as`, problem: reason });
-    if (recalculation && o.as.toLowerCase() === 'payments-signature') {
-      return problems.push({ field: `${at}.as`, problem: 'Payments-Signature is written by the signing step while paymentsSignatureRecalculation is on' });
+    const fromProblem = sourceRefProblem(item.from);
+    if (fromProblem) return problems.add(`${at}.from.name`, fromProblem);
+    const reason = neverForwardedReason(item.as);
+    if (reason) return problems.add(`${at}.as`, reason);
+    if (recalculation && item.as.toLowerCase() === 'payments-signature') {
+      return problems.add(`${at}.as`, 'Payments-Signature is written by the signing step while paymentsSignatureRecalculation is on');
     }
-    if (seen.has(o.as.toLowerCase())) return problems.push({ field: `${at}.as`, problem: `collides with another mapped header named ${o.as}` });
-    seen.add(o.as.toLowerCase());
-    if (o.required !== undefined && typeof o.required !== 'boolean') return problems.push({ field: `${at}.required`, problem: 'must be true or false' });
-    out.push({ from, as: o.as, required: o.required === true });
-    return undefined;
+    if (seen.has(item.as.toLowerCase())) return problems.add(`${at}.as`, `collides with another mapped header named ${item.as}`);
+    seen.add(item.as.toLowerCase());
+    out.push({ from: item.from as SourceRef, as: item.as, required: item.required === true });
   });
-  return problems.length > 0 ? { problems } : out;
+  return problems.list.length === before ? out : null;
 }
 
 /**

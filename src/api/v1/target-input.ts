@@ -1,9 +1,12 @@
+import Type, { type Static } from 'typebox';
 import { ServiceError } from '../../errors.js';
 import type { SsrfGuard } from '../../delivery/http/ssrf-guard.js';
-import { forwardedHeaderProblem, isHeaderValue, routeCollisions, staticHeaderProblem } from '../../routing/header-rules.js';
+import { forwardedHeaderProblem, HEADER_VALUE as HEADER_VALUE_RE, routeCollisions, staticHeaderProblem } from '../../routing/header-rules.js';
 import type { QueueSettings } from '../../routing/queue-settings.js';
 import type { RetryPolicy, TargetAuth, TargetSettings } from '../../routing/target-settings.js';
-import { FieldReader } from '../json-body.js';
+import { compileBody } from '../../schema/body-validator.js';
+import { closed, int, maybe, withProblem } from '../../schema/schema-kit.js';
+import { checkBody, Problems } from '../json-body.js';
 
 /** Bounds of a target's retry policy: generous, but a typo cannot schedule for years. */
 const MAX_DELAY_SECONDS = 7 * 86_400;
@@ -14,118 +17,109 @@ export const MAX_CONCURRENCY = 10_000;
 export const MIN_RATE_PER_SECOND = 0.01;
 export const MAX_RATE_PER_SECOND = 100_000;
 
+const HEADER_VALUE = HEADER_VALUE_RE.source;
+const HEADER_VALUE_WORDS = 'visible Latin-1 characters (no CR, LF or NUL)';
+
+/** `{ scheduleSeconds, horizonSeconds, retryableStatuses? }` (docs/delivery.md#delivery-engine). */
+export const RetryPolicyInput = closed(
+  {
+    scheduleSeconds: withProblem(
+      Type.Array(int(0, MAX_DELAY_SECONDS), { minItems: 1, maxItems: MAX_SCHEDULE_STEPS }),
+      `must be a list of 1 to ${MAX_SCHEDULE_STEPS} integers from 0 to ${MAX_DELAY_SECONDS}`,
+    ),
+    horizonSeconds: int(0, MAX_HORIZON_SECONDS),
+    retryableStatuses: Type.Optional(
+      withProblem(
+        Type.Array(Type.Integer({ minimum: 400, maximum: 499, not: { const: 410 } })),
+        'must be a list of 4xx statuses other than 410 (408, 429 and 5xx are always retried; 410 disables the target)',
+      ),
+    ),
+  },
+  { description: 'The delays before each retry (the last one repeats), how long after the first attempt retries may go on, and the other 4xx statuses to retry.' },
+);
+
+const nonEmpty = () => Type.String({ minLength: 1 });
+const mode = <M extends string>(value: M) => Type.Literal(value);
+
+/** How delivery authenticates to the receiver, told apart by `mode`. */
+export const TargetAuthInput = Type.Unsafe<
+  | { mode: 'none' }
+  | { mode: 'bearer'; token: string }
+  | { mode: 'basic'; username: string; password: string }
+  | { mode: 'oauth2'; tokenUrl: string; clientId: string; clientSecret: string; scope?: string }
+>({
+  type: 'object',
+  discriminator: { propertyName: 'mode' },
+  oneOf: [
+    closed({ mode: mode('none') }),
+    closed({ mode: mode('bearer'), token: withProblem(Type.String({ minLength: 1, pattern: HEADER_VALUE }), `must be ${HEADER_VALUE_WORDS}, not empty`) }),
+    closed({
+      mode: mode('basic'),
+      username: withProblem(Type.String({ minLength: 1, pattern: '^[^:]*$' }), 'must not be empty and cannot contain ":"'),
+      password: Type.String(),
+    }),
+    closed({ mode: mode('oauth2'), tokenUrl: nonEmpty(), clientId: nonEmpty(), clientSecret: nonEmpty(), scope: Type.Optional(Type.String()) }),
+  ],
+});
+
+/** The body of `PUT /v1/tenants/{tenant}/targets/{name}` (docs/api.md#configuration-api). */
+export const TargetInput = closed({
+  url: Type.String({ maxLength: 2048 }),
+  auth: Type.Optional(TargetAuthInput),
+  staticHeaders: Type.Optional(Type.Record(Type.String(), withProblem(Type.String({ pattern: HEADER_VALUE }), `must be a string of ${HEADER_VALUE_WORDS}`))),
+  timeoutMs: maybe(int(100, 600_000)),
+  retryPolicy: Type.Optional(RetryPolicyInput),
+  groupKeyHeader: maybe(Type.String({ maxLength: 100 })),
+  maxConcurrency: maybe(int(1, MAX_CONCURRENCY)),
+  maxRatePerSecond: maybe(Type.Number({ minimum: MIN_RATE_PER_SECOND, maximum: MAX_RATE_PER_SECOND })),
+});
+const checkTargetInput = compileBody(TargetInput);
+
 /**
- * Reads and validates the body of `PUT /v1/tenants/{tenant}/targets/{name}`
- * (docs/api.md#configuration-api), including the header rules of docs/api.md#ingress that a target
+ * Reads and validates the body of `PUT /v1/tenants/{tenant}/targets/{name}`:
+ * the schema, then the header rules of docs/api.md#ingress that a target
  * alone can break (see src/routing/header-rules.ts).
  */
-export function readTarget(body: Record<string, unknown>): { url: string; settings: Partial<TargetSettings> } {
-  const r = new FieldReader(body, ['url', 'auth', 'staticHeaders', 'timeoutMs', 'retryPolicy', 'groupKeyHeader', 'maxConcurrency', 'maxRatePerSecond']);
-  const url = r.string('url', { required: true, max: 2048 }) ?? '';
+export function readTarget(body: unknown): { url: string; settings: Partial<TargetSettings> } {
+  const input = checkBody(body, checkTargetInput);
+  const problems = new Problems();
   const settings: Partial<TargetSettings> = {};
-  const timeoutMs = r.integer('timeoutMs', 100, 600_000);
-  if (timeoutMs !== undefined) settings.timeoutMs = timeoutMs;
-  const maxConcurrency = r.integer('maxConcurrency', 1, MAX_CONCURRENCY);
-  if (maxConcurrency !== undefined) settings.maxConcurrency = maxConcurrency;
-  const rate = r.raw('maxRatePerSecond');
-  if (rate !== undefined && rate !== null) {
-    if (typeof rate !== 'number' || !Number.isFinite(rate) || rate < MIN_RATE_PER_SECOND || rate > MAX_RATE_PER_SECOND) {
-      r.problem('maxRatePerSecond', `must be a number from ${MIN_RATE_PER_SECOND} to ${MAX_RATE_PER_SECOND}`);
-    } else settings.maxRatePerSecond = rate;
-  }
-  if (r.has('auth')) {
-    const auth = readAuth(r.raw('auth'));
-    if (typeof auth === 'string') r.problem('auth', auth);
-    else settings.auth = auth;
-  }
+  if (input.timeoutMs != null) settings.timeoutMs = input.timeoutMs;
+  if (input.maxConcurrency != null) settings.maxConcurrency = input.maxConcurrency;
+  if (input.maxRatePerSecond != null) settings.maxRatePerSecond = input.maxRatePerSecond;
+  if (input.auth !== undefined) settings.auth = input.auth as TargetAuth;
   const authSetsAuthorization = settings.auth !== undefined && settings.auth.mode !== 'none';
-  if (r.has('staticHeaders')) {
-    const headers = r.raw('staticHeaders');
-    if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) r.problem('staticHeaders', 'must be an object of name to value');
-    else {
-      const out: Record<string, string> = {};
-      const seen = new Set<string>();
-      for (const [name, value] of Object.entries(headers)) {
-        const problem = staticHeaderProblem(name, authSetsAuthorization);
-        if (problem) r.problem(`staticHeaders.${name}`, problem);
-        else if (seen.has(name.toLowerCase())) r.problem(`staticHeaders.${name}`, 'is given twice (header names are case-insensitive)');
-        else if (typeof value !== 'string' || !isHeaderValue(value)) r.problem(`staticHeaders.${name}`, 'must be a string of visible Latin-1 characters (no CR, LF or NUL)');
-        else out[name] = value;
-        seen.add(name.toLowerCase());
-      }
-      settings.staticHeaders = out;
+  if (input.staticHeaders !== undefined) {
+    const out: Record<string, string> = {};
+    const seen = new Set<string>();
+    for (const [name, value] of Object.entries(input.staticHeaders)) {
+      const problem = staticHeaderProblem(name, authSetsAuthorization);
+      if (problem) problems.add(`staticHeaders.${name}`, problem);
+      else if (seen.has(name.toLowerCase())) problems.add(`staticHeaders.${name}`, 'is given twice (header names are case-insensitive)');
+      else out[name] = value;
+      seen.add(name.toLowerCase());
     }
+    settings.staticHeaders = out;
   }
-  const groupKeyHeader = r.string('groupKeyHeader', { max: 100 });
-  if (groupKeyHeader !== undefined) {
+  if (input.groupKeyHeader != null) {
+    const groupKeyHeader = input.groupKeyHeader;
     // A target may be routed from any queue, payments ones included: rule 3 always applies.
     const problem = forwardedHeaderProblem(groupKeyHeader, true);
     const lower = groupKeyHeader.toLowerCase();
-    if (problem) r.problem('groupKeyHeader', problem);
+    if (problem) problems.add('groupKeyHeader', problem);
     else if (Object.keys(settings.staticHeaders ?? {}).some((n) => n.toLowerCase() === lower)) {
-      r.problem('groupKeyHeader', 'collides with a static header of the target');
+      problems.add('groupKeyHeader', 'collides with a static header of the target');
     } else settings.groupKeyHeader = groupKeyHeader;
   }
-  if (r.has('retryPolicy')) {
-    const policy = readRetryPolicy(r.raw('retryPolicy'));
-    if (typeof policy === 'string') r.problem('retryPolicy', policy);
-    else settings.retryPolicy = policy;
-  }
-  r.done();
-  return { url, settings };
+  if (input.retryPolicy !== undefined) settings.retryPolicy = retryPolicyOf(input.retryPolicy);
+  problems.throwIfAny();
+  return { url: input.url, settings };
 }
 
-/**
- * `{ scheduleSeconds, horizonSeconds, retryableStatuses? }`: the delays before
- * each retry (the last one repeats), how long after the first attempt retries
- * may go on, and the other 4xx statuses to retry (docs/delivery.md#delivery-engine).
- */
-export function readRetryPolicy(v: unknown): RetryPolicy | string {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'must be an object { scheduleSeconds, horizonSeconds, retryableStatuses? }';
-  const p = v as Record<string, unknown>;
-  const unknown = Object.keys(p).filter((k) => !['scheduleSeconds', 'horizonSeconds', 'retryableStatuses'].includes(k));
-  if (unknown.length > 0) return `has unknown field(s) ${unknown.join(', ')}`;
-  const isInt = (x: unknown, min: number, max: number): x is number => typeof x === 'number' && Number.isInteger(x) && x >= min && x <= max;
-  const schedule = p.scheduleSeconds;
-  if (!Array.isArray(schedule) || schedule.length < 1 || schedule.length > MAX_SCHEDULE_STEPS || !schedule.every((s) => isInt(s, 0, MAX_DELAY_SECONDS))) {
-    return `scheduleSeconds must be a list of 1 to ${MAX_SCHEDULE_STEPS} integers from 0 to ${MAX_DELAY_SECONDS}`;
-  }
-  if (!isInt(p.horizonSeconds, 0, MAX_HORIZON_SECONDS)) return `horizonSeconds must be an integer from 0 to ${MAX_HORIZON_SECONDS}`;
-  const statuses = p.retryableStatuses ?? [];
-  if (!Array.isArray(statuses) || !statuses.every((s) => isInt(s, 400, 499) && s !== 410)) {
-    return 'retryableStatuses must be a list of 4xx statuses other than 410 (408, 429 and 5xx are always retried; 410 disables the target)';
-  }
-  return { scheduleSeconds: schedule as number[], horizonSeconds: p.horizonSeconds, retryableStatuses: [...new Set(statuses as number[])].sort((a, b) => a - b) };
-}
-
-export function readAuth(v: unknown): TargetAuth | string {
-  if (typeof v !== 'object' || v === null) return 'must be an object with a mode';
-  const a = v as Record<string, unknown>;
-  const str = (k: string) => typeof a[k] === 'string' && (a[k] as string).length > 0;
-  switch (a.mode) {
-    case 'none':
-      return { mode: 'none' };
-    case 'bearer':
-      if (!str('token')) return 'bearer needs token';
-      return isHeaderValue(a.token as string) ? { mode: 'bearer', token: a.token as string } : 'token must be visible Latin-1 characters (no CR, LF or NUL)';
-    case 'basic':
-      if (!(str('username') && typeof a.password === 'string')) return 'basic needs username and password';
-      if (String(a.username).includes(':')) return 'a basic username cannot contain ":"';
-      return { mode: 'basic', username: a.username as string, password: a.password as string };
-    case 'oauth2': {
-      if (!(str('tokenUrl') && str('clientId') && str('clientSecret'))) return 'oauth2 needs tokenUrl, clientId and clientSecret';
-      if (a.scope !== undefined && typeof a.scope !== 'string') return 'oauth2 scope must be a string';
-      return {
-        mode: 'oauth2',
-        tokenUrl: a.tokenUrl as string,
-        clientId: a.clientId as string,
-        clientSecret: a.clientSecret as string,
-        ...(str('scope') ? { scope: a.scope as string } : {}),
-      };
-    }
-    default:
-      return 'mode must be none, bearer, basic or oauth2';
-  }
+/** A schema-valid retry policy as delivery reads it: statuses deduplicated and sorted. */
+export function retryPolicyOf(input: Static<typeof RetryPolicyInput>): RetryPolicy {
+  const statuses = input.retryableStatuses ?? [];
+  return { scheduleSeconds: input.scheduleSeconds, horizonSeconds: input.horizonSeconds, retryableStatuses: [...new Set(statuses)].sort((a, b) => a - b) };
 }
 
 /**

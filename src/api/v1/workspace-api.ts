@@ -6,8 +6,10 @@ import type { Router } from '../../http/router.js';
 import { workspaceSources } from '../../ingress/queue-directory.js';
 import { demandedAuthMode } from '../../storage/waas-catalog-repo.js';
 import type { TopologyRepo, WorkspaceRow } from '../../storage/topology-repo.js';
-import { FieldReader, readJsonObject } from '../json-body.js';
-import { readSourceRef } from './queue-input.js';
+import { compileBody } from '../../schema/body-validator.js';
+import { closed, maybe, oneOf } from '../../schema/schema-kit.js';
+import { Problems, readBody } from '../json-body.js';
+import { SourceRefBody, sourceRefProblem } from './queue-input.js';
 
 export interface WorkspaceApiDeps {
   auth: ManagementAuth;
@@ -18,6 +20,13 @@ export interface WorkspaceApiDeps {
 
 const SOURCE_FIELDS = ['eventType', 'groupKey', 'partitionKey'] as const;
 const AUTH_MODES = ['api_key', 'signed_request'] as const;
+
+/** The body of `PATCH /v1/tenants/{tenant}`: a field set to null goes back to its default. */
+export const WorkspacePatch = closed({
+  ingress: maybe(closed({ eventType: maybe(SourceRefBody), groupKey: maybe(SourceRefBody), partitionKey: maybe(SourceRefBody) })),
+  defaultAuthMode: maybe(oneOf(AUTH_MODES)),
+});
+const checkWorkspacePatch = compileBody(WorkspacePatch);
 
 /**
  * The workspace itself (docs/api.md#configuration-api):
@@ -59,38 +68,29 @@ export function registerWorkspaceApi(router: Router, deps: WorkspaceApiDeps): vo
 
   router.add('patch', base, { maxBodyBytes: deps.maxBodyBytes }, async (ex) => {
     const ws = await access(ex);
-    const body = await readJsonObject(ex);
-    const r = new FieldReader(body, ['ingress', 'defaultAuthMode']);
+    const body = await readBody(ex, checkWorkspacePatch);
+    const problems = new Problems();
     const { name, settings } = await deps.topology.workspaceDetails(ws.id);
-    const stored: Record<string, unknown> = { ...workspaceSources(settings) };
     const set: Record<string, unknown> = {};
     const unset: string[] = [];
-    if (r.has('ingress') && body.ingress !== null) {
-      const given = body.ingress;
-      if (typeof given !== 'object' || Array.isArray(given)) r.problem('ingress', 'must be an object { eventType?, groupKey?, partitionKey? }');
-      else {
-        const ingress = { ...stored };
-        for (const key of Object.keys(given)) if (!(SOURCE_FIELDS as readonly string[]).includes(key)) r.problem(`ingress.${key}`, 'unknown field');
-        for (const field of SOURCE_FIELDS) {
-          if (!(field in given)) continue;
-          const raw = (given as Record<string, unknown>)[field];
-          if (raw === null) {
-            delete ingress[field];
-            continue;
-          }
-          const ref = readSourceRef(raw);
-          if (typeof ref === 'string') r.problem(`ingress.${field}`, ref);
+    if (body.ingress === null) unset.push('ingress');
+    else if (body.ingress !== undefined) {
+      const ingress: Record<string, unknown> = { ...workspaceSources(settings) };
+      for (const field of SOURCE_FIELDS) {
+        const ref = body.ingress[field];
+        if (ref === undefined) continue;
+        if (ref === null) delete ingress[field];
+        else {
+          const problem = sourceRefProblem(ref);
+          if (problem) problems.add(`ingress.${field}.name`, problem);
           else ingress[field] = ref;
         }
-        set.ingress = ingress;
       }
-    } else if (r.has('ingress')) unset.push('ingress');
-    if (r.has('defaultAuthMode') && body.defaultAuthMode === null) unset.push('defaultAuthMode');
-    else {
-      const mode = r.oneOf('defaultAuthMode', AUTH_MODES);
-      if (mode !== undefined) set.defaultAuthMode = mode;
+      set.ingress = ingress;
     }
-    r.done();
+    if (body.defaultAuthMode === null) unset.push('defaultAuthMode');
+    else if (body.defaultAuthMode !== undefined) set.defaultAuthMode = body.defaultAuthMode;
+    problems.throwIfAny();
     if (await deps.topology.updateWorkspaceSettings(ws.id, set, unset)) await deps.bus.publish('workspace');
     const next: Record<string, unknown> = { ...settings, ...set };
     for (const key of unset) delete next[key];

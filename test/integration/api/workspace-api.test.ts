@@ -59,7 +59,7 @@ t.test('bad bodies name each bad field; other writers are refused', async (t) =>
   const bad = await api.manage('PATCH', path, { ingress: { partitionKey: { source: 'cookie', name: 'x' }, color: 'red' }, defaultAuthMode: 'payments', extra: 1 });
   t.equal(bad.status, 400);
   t.equal(bad.body.error.code, 'validation_failed');
-  t.same(bad.body.error.details.map((d: { field: string }) => d.field).sort(), ['defaultAuthMode', 'extra', 'ingress.color', 'ingress.partitionKey']);
+  t.same(bad.body.error.details.map((d: { field: string }) => d.field).sort(), ['defaultAuthMode', 'extra', 'ingress.color', 'ingress.partitionKey.source']);
   const ingressKey = await api.request('PATCH', path, { headers: { 'x-api-key': creds.ingressKey, 'x-license-publicid': creds.licensePublicId }, body: { defaultAuthMode: 'signed_request' } });
   t.equal(ingressKey.status, 403, 'an ingress key reads, never writes');
   const stranger = await other.manage('PATCH', path, { defaultAuthMode: 'signed_request' });

@@ -77,6 +77,6 @@ t.test('retryPolicy: validated, stored and shown', async (t) => {
   for (const retryPolicy of bad) {
     const res = await api.manage('PUT', api.tenantPath('/targets/policy'), { url, retryPolicy });
     t.equal(res.status, 400, JSON.stringify(retryPolicy));
-    t.equal(res.body.error.details?.[0]?.field, 'retryPolicy');
+    t.match(res.body.error.details?.[0]?.field, /^retryPolicy/);
   }
 });

@@ -40,13 +40,14 @@ t.test('every docs/api.md#configuration-api ingress setting is accepted and kept
 });
 
 t.test('bad values are named, each of them', async (t) => {
-  t.same(problems({ authMode: 'none', ingress: 'open', paymentsSecret: '', ipAllowlist: ['x'], hopBudget: 0, dedupWindowSeconds: -1, outboundSigning: 'v3', colour: 1 }), [
-    'authMode', 'colour', 'dedupWindowSeconds', 'hopBudget', 'ingress', 'ipAllowlist', 'outboundSigning', 'paymentsSecret',
+  t.same(problems({ authMode: 'none', ingress: 'open', paymentsSecret: '', ipAllowlist: ['10.0.0.0/8', 'x'], hopBudget: 0, dedupWindowSeconds: -1, outboundSigning: 'v3', colour: 1 }), [
+    'authMode', 'colour', 'dedupWindowSeconds', 'hopBudget', 'ingress', 'ipAllowlist[1]', 'outboundSigning', 'paymentsSecret',
   ]);
   t.same(problems({ eventType: 'X-Type' }), ['eventType'], 'a source is an object');
-  t.same(problems({ groupKey: { source: 'cookie', name: 'g' } }), ['groupKey']);
-  t.same(problems({ groupKey: { source: 'header', name: 'not a header' } }), ['groupKey']);
-  t.same(problems({ groupKey: { source: 'body', name: 'g', extra: 1 } }), ['groupKey']);
+  t.same(problems({ groupKey: { source: 'cookie', name: 'g' } }), ['groupKey.source']);
+  t.same(problems({ groupKey: { source: 'header', name: 'not a header' } }), ['groupKey.name']);
+  t.same(problems({ groupKey: { source: 'body', name: 'g', extra: 1 } }), ['groupKey.extra']);
+  t.same(problems({ hopBudget: null, authMode: null }), [], 'null is "not given"');
   t.same(problems({ paymentsSignatureRecalculation: true }), ['paymentsSignatureRecalculation'], 'only payments queues can re-sign');
 });
 
@@ -59,6 +60,7 @@ t.test('mapped header rules of docs/api.md#ingress', async (t) => {
   }
   t.same(problems(mapped('X-A', 'x-a')), ['mappedHeaders[1].as'], 'a collision, case-insensitively');
   t.same(problems(mapped('bad name')), ['mappedHeaders[0].as']);
+  t.same(problems({ mappedHeaders: [{ from: { source: 'header', name: 'no spaces' }, as: 'X-A' }] }), ['mappedHeaders[0].from.name']);
   t.same(problems({ mappedHeaders: [{ from: { source: 'body', name: 'a' }, as: 'X-A', required: 'yes' }] }), ['mappedHeaders[0].required']);
   t.same(problems({ mappedHeaders: 'X-A' }), ['mappedHeaders']);
   t.same(problems({ authMode: 'payments', paymentsSignatureRecalculation: true, ...mapped('Payments-Signature') }), ['mappedHeaders[0].as'], 'rule 3');

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { ServiceError } from '../../../../src/errors.js';
-import { checkRouteHeaders, readRetryPolicy, readTarget } from '../../../../src/api/v1/target-input.js';
+import { checkRouteHeaders, readTarget } from '../../../../src/api/v1/target-input.js';
 
 const problems = (body: Record<string, unknown>) => {
   try {
@@ -33,23 +33,32 @@ t.test('a full target reads back as settings', async (t) => {
 
 t.test('every bad field is named at once', async (t) => {
   const found = problems({ staticHeaders: { 'Idempotency-Key': 'x', 'X-Ok': 'y', 'x-ok': 'z' }, groupKeyHeader: 'Cookie', retryPolicy: { scheduleSeconds: [] }, auth: { mode: 'magic' } });
-  t.same(found.map((p) => p.field).sort(), ['auth', 'groupKeyHeader', 'retryPolicy', 'staticHeaders.Idempotency-Key', 'staticHeaders.x-ok'].sort());
+  t.same(found.map((p) => p.field).sort(), ['auth.mode', 'retryPolicy.horizonSeconds', 'retryPolicy.scheduleSeconds'], 'the shape first');
+  const rules = problems({ staticHeaders: { 'Idempotency-Key': 'x', 'X-Ok': 'y', 'x-ok': 'z' }, groupKeyHeader: 'Cookie' });
+  t.same(rules.map((p) => p.field).sort(), ['groupKeyHeader', 'staticHeaders.Idempotency-Key', 'staticHeaders.x-ok'], 'then the header rules, all at once');
+  t.same(problems({ staticHeaders: { 'X-Ok': 'a\r\nb' }, timeoutMs: 5, extra: true }).map((p) => p.field).sort(), ['extra', 'staticHeaders.X-Ok', 'timeoutMs']);
+  t.match(problems({ timeoutMs: 5 }), [{ field: 'timeoutMs', problem: 'must be an integer from 100 to 600000' }]);
+  t.same(problems({ timeoutMs: null, maxConcurrency: null, maxRatePerSecond: null }), [], 'null is "not given"');
 });
 
 t.test('auth shapes', async (t) => {
-  t.match(problems({ auth: { mode: 'bearer' } }), [{ field: 'auth', problem: /token/ }]);
-  t.match(problems({ auth: { mode: 'bearer', token: 'a\nb' } }), [{ field: 'auth' }]);
-  t.match(problems({ auth: { mode: 'basic', username: 'a:b', password: 'p' } }), [{ field: 'auth', problem: /":"/ }]);
-  t.match(problems({ auth: { mode: 'oauth2', tokenUrl: 'https://x', clientId: 'c' } }), [{ field: 'auth' }]);
+  t.same(problems({ auth: { mode: 'bearer' } }), [{ field: 'auth.token', problem: 'is required' }]);
+  t.match(problems({ auth: { mode: 'bearer', token: 'a\nb' } }), [{ field: 'auth.token', problem: /no CR, LF/ }]);
+  t.match(problems({ auth: { mode: 'basic', username: 'a:b', password: 'p' } }), [{ field: 'auth.username', problem: /":"/ }]);
+  t.same(problems({ auth: { mode: 'oauth2', tokenUrl: 'https://x', clientId: 'c' } }), [{ field: 'auth.clientSecret', problem: 'is required' }]);
+  t.same(problems({ auth: { mode: 'magic' } }), [{ field: 'auth.mode', problem: 'must be one of none, bearer, basic, oauth2' }]);
+  t.same(problems({ auth: 'bearer' }), [{ field: 'auth', problem: 'must be an object' }]);
   t.same(problems({ auth: { mode: 'none' } }), []);
 });
 
 t.test('retryPolicy bounds', async (t) => {
-  t.same(readRetryPolicy({ scheduleSeconds: [0, 5], horizonSeconds: 0, retryableStatuses: [409, 404] }), { scheduleSeconds: [0, 5], horizonSeconds: 0, retryableStatuses: [404, 409] });
-  t.type(readRetryPolicy({ scheduleSeconds: [1], horizonSeconds: 31 * 86_400 }), 'string');
-  t.type(readRetryPolicy({ scheduleSeconds: Array(51).fill(1), horizonSeconds: 1 }), 'string');
-  t.type(readRetryPolicy({ scheduleSeconds: [8 * 86_400], horizonSeconds: 1 }), 'string');
-  t.type(readRetryPolicy([1, 2]), 'string');
+  const policy = (retryPolicy: unknown) => readTarget({ url: 'https://r.example/', retryPolicy }).settings.retryPolicy;
+  t.same(policy({ scheduleSeconds: [0, 5], horizonSeconds: 0, retryableStatuses: [409, 404, 409] }), { scheduleSeconds: [0, 5], horizonSeconds: 0, retryableStatuses: [404, 409] });
+  t.same(problems({ retryPolicy: { scheduleSeconds: [1], horizonSeconds: 31 * 86_400 } }), [{ field: 'retryPolicy.horizonSeconds', problem: 'must be an integer from 0 to 2592000' }]);
+  t.same(problems({ retryPolicy: { scheduleSeconds: Array(51).fill(1), horizonSeconds: 1 } }), [{ field: 'retryPolicy.scheduleSeconds', problem: 'must be a list of 1 to 50 integers from 0 to 604800' }]);
+  t.same(problems({ retryPolicy: { scheduleSeconds: [8 * 86_400, -1], horizonSeconds: 1 } }), [{ field: 'retryPolicy.scheduleSeconds', problem: 'must be a list of 1 to 50 integers from 0 to 604800' }], 'one sentence for the list');
+  t.match(problems({ retryPolicy: { scheduleSeconds: [1], horizonSeconds: 1, retryableStatuses: [404, 410] } }), [{ field: 'retryPolicy.retryableStatuses', problem: /other than 410/ }]);
+  t.same(problems({ retryPolicy: [1, 2] }), [{ field: 'retryPolicy', problem: 'must be an object' }]);
 });
 
 t.test('route collisions throw validation_failed', async (t) => {

@@ -1,9 +1,30 @@
+import type { Static } from 'typebox';
 import { ServiceError } from '../../errors.js';
 import type { Router } from '../../http/router.js';
-import { FieldReader } from '../json-body.js';
-import { groupKeyField, noContent, param, PUBLIC_ID, published, readBody, readQuery, writer, type WaasDeps } from './waas-context.js';
+import { compileBody } from '../../schema/body-validator.js';
+import { closed } from '../../schema/schema-kit.js';
+import { checkBody, Problems } from '../json-body.js';
+import { GroupKeyString, groupKeyProblem, noContent, param, publicIdString, published, readBody, readQuery, writer, type WaasDeps } from './waas-context.js';
 
-const FIELDS = ['producerTenantPublicId', 'groupKey', 'integrationPublicId'] as const;
+/** The body of `POST /waas/activations` and of `DELETE /waas/activations`: the (producer, group key, integration) triple. */
+export const ActivationInput = closed(
+  { producerTenantPublicId: publicIdString('tenant'), groupKey: GroupKeyString, integrationPublicId: publicIdString('integration') },
+  { description: 'The producer workspace, the group key and the integration whose routing gate opens (or closes) for events with that key.' },
+);
+const checkActivation = compileBody(ActivationInput);
+
+/**
+ * A valid activation body: the schema, then the group key's byte bound
+ * (configured, ingress.keyMaxBytes: a longer key could never match an event).
+ */
+export function readActivation(body: unknown, keyMaxBytes: number): Static<typeof ActivationInput> {
+  const input = checkBody(body, checkActivation);
+  const problems = new Problems();
+  const keyProblem = groupKeyProblem(input.groupKey, keyMaxBytes);
+  if (keyProblem) problems.add('groupKey', keyProblem);
+  problems.throwIfAny();
+  return input;
+}
 
 /**
  * Activations (docs/api.md): the (producer, groupKey, integration) triple
@@ -14,18 +35,14 @@ const FIELDS = ['producerTenantPublicId', 'groupKey', 'integrationPublicId'] as 
 export function registerWaasActivations(router: Router, deps: WaasDeps): void {
   const opts = { maxBodyBytes: deps.maxBodyBytes };
 
-  const readTriple = async (body: Record<string, unknown>) => {
-    const r = new FieldReader(body, FIELDS);
-    const tenant = r.string('producerTenantPublicId', { required: true, pattern: PUBLIC_ID.tenant });
-    const groupKey = groupKeyField(r, deps.keyMaxBytes);
-    const integration = r.string('integrationPublicId', { required: true, pattern: PUBLIC_ID.integration });
-    r.done();
-    return { tenant: tenant!, groupKey: groupKey!, integration: integration! };
+  const readTriple = (body: unknown) => {
+    const input = readActivation(body, deps.keyMaxBytes);
+    return { tenant: input.producerTenantPublicId, groupKey: input.groupKey, integration: input.integrationPublicId };
   };
 
   router.add('post', '/waas/activations', opts, async (ex) => {
     const caller = await writer(deps, ex);
-    const triple = await readTriple(await readBody(ex));
+    const triple = readTriple(await readBody(ex));
     const ws = await deps.auth.waasWorkspace(caller, triple.tenant, 'write');
     const integration = await deps.integrations.byPublicId(triple.integration);
     if (!integration || integration.producerWorkspaceId !== ws.id) throw new ServiceError('not_found', 'No such integration.');
@@ -50,7 +67,7 @@ export function registerWaasActivations(router: Router, deps: WaasDeps): void {
 
   router.add('del', '/waas/activations', opts, async (ex) => {
     const caller = await writer(deps, ex);
-    const triple = await readTriple(await readBody(ex));
+    const triple = readTriple(await readBody(ex));
     let ws;
     try {
       ws = await deps.auth.waasWorkspace(caller, triple.tenant, 'write');

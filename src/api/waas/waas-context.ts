@@ -1,3 +1,4 @@
+import Type from 'typebox';
 import type { CacheStore } from '../../cache/cache-store.js';
 import type { Caller, ManagementAuth } from '../../auth/management-auth.js';
 import type { InvalidationBus } from '../../cache/invalidation-bus.js';
@@ -9,8 +10,10 @@ import type { WaasBlockRepo } from '../../storage/waas-block-repo.js';
 import type { WaasCatalogRepo } from '../../storage/waas-catalog-repo.js';
 import type { WaasIntegrationRepo } from '../../storage/waas-integration-repo.js';
 import type { WaasPackageRepo } from '../../storage/waas-package-repo.js';
-import { readJsonObject, type FieldReader } from '../json-body.js';
+import { readJsonObject } from '../json-body.js';
 import { decodePathSegment } from '../../http/path-segment.js';
+import { compileBody } from '../../schema/body-validator.js';
+import { closed, withProblem } from '../../schema/schema-kit.js';
 
 /** What the /waas/* handlers share. */
 export interface WaasDeps {
@@ -39,6 +42,20 @@ export const PUBLIC_ID = {
 /** A stream's name is its queue's name, so it follows the queue naming rule of the /v1 API. */
 export const STREAM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
+const ID_WORDS = { tenant: 'workspace (ten_…)', license: 'license (lic_…)', catalog: 'catalog entry (cat_…)', integration: 'integration (int_…)' } as const;
+
+/** A public id of one kind in a body, as a schema: PUBLIC_ID's shape ("has an invalid format" otherwise). */
+export function publicIdString(kind: keyof typeof PUBLIC_ID) {
+  return Type.String({ pattern: PUBLIC_ID[kind].source, description: `The public id of a ${ID_WORDS[kind]}.` });
+}
+
+/**
+ * The body of `POST /waas/integrations/{int}/subscriptions` and of
+ * `POST /waas/producer/{tenant}/packages/{pkg}/streams`: the stream (catalog entry) meant.
+ */
+export const CatalogEntryRefInput = closed({ catalogEntryPublicId: publicIdString('catalog') }, { description: 'A stream of the producer, by its catalog entry id.' });
+export const checkCatalogEntryRef = compileBody(CatalogEntryRefInput);
+
 /**
  * Tells every node that producer configuration changed. Awaited before the
  * response: the config version is bumped by then, so any event accepted after
@@ -56,7 +73,8 @@ export function param(ex: Exchange, index: number): string {
 /**
  * The JSON object body of a /waas request. Strings holding NUL are refused
  * here, for every field at once: Postgres text cannot store NUL, and such a
- * value must be a 400 naming the field, not a failed query.
+ * value must be a 400 naming the field, not a failed query. The handler then
+ * checks the body against its schema (checkBody), this check first.
  */
 export async function readBody(ex: Exchange): Promise<Record<string, unknown>> {
   const body = await readJsonObject(ex);
@@ -85,16 +103,29 @@ export async function writer(deps: WaasDeps, ex: Exchange): Promise<Caller> {
 
 // The characters ingress refuses in a group key (C0, DEL, C1): such a key could never match an event.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/** No C0, DEL or C1 control character (one or more characters). */
+const NO_CONTROL = '^[^\\u0000-\\u001f\\u007f-\\u009f]+$';
 
-/** Reads a group key with the limits ingress applies to the one events carry. */
-export function groupKeyField(r: FieldReader, maxBytes: number): string | undefined {
-  const value = r.string('groupKey', { required: true, max: maxBytes });
-  if (value === undefined) return undefined;
-  if (value === '') return void r.problem('groupKey', 'must not be empty');
-  if (CONTROL.test(value) || Buffer.byteLength(value) > maxBytes) {
-    return void r.problem('groupKey', `must be at most ${maxBytes} bytes without control characters`);
-  }
-  return value;
+/**
+ * A group key in a body, as far as a schema can say: a non-empty string
+ * without control characters. Its length is in bytes and configured
+ * (ingress.keyMaxBytes), so groupKeyProblem() checks it after the schema.
+ */
+export const GroupKeyString = withProblem(
+  Type.String({ minLength: 1, pattern: NO_CONTROL, description: 'A group key: not empty, no control characters, at most ingress.keyMaxBytes bytes of UTF-8 (255 by default).' }),
+  'must be a non-empty string without control characters',
+);
+
+/**
+ * Why a group key breaks the limits ingress applies to the one events carry
+ * (not empty, at most `maxBytes` bytes of UTF-8, no control characters), or
+ * null when it can match an event. For a string the schema has checked, only
+ * the byte bound is left to find.
+ */
+export function groupKeyProblem(value: string, maxBytes: number): string | null {
+  if (value === '') return 'must not be empty';
+  if (CONTROL.test(value) || Buffer.byteLength(value) > maxBytes) return `must be at most ${maxBytes} bytes without control characters`;
+  return null;
 }
 
 /**

@@ -1,13 +1,35 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import Type from 'typebox';
 import type { Caller } from '../../auth/management-auth.js';
 import { ServiceError } from '../../errors.js';
 import type { Router } from '../../http/router.js';
 import { randomBytesPooled } from '../../ids.js';
 import type { AcceptInto, IntegrationRow } from '../../storage/waas-integration-repo.js';
-import { FieldReader } from '../json-body.js';
-import { param, PUBLIC_ID, published, readBody, readQuery, writer, type WaasDeps } from './waas-context.js';
+import { compileBody } from '../../schema/body-validator.js';
+import { closed, maybe } from '../../schema/schema-kit.js';
+import { checkBody } from '../json-body.js';
+import { param, publicIdString, published, readBody, readQuery, writer, type WaasDeps } from './waas-context.js';
 
 const EMAIL = /^[^\s@<>",;]{1,64}@[^\s@<>",;]+\.[^\s@<>",;]+$/;
+
+/** The body of `POST /waas/integrations`: the producer and the partner's e-mail address to invite. */
+export const IntegrationInviteInput = closed({
+  producerTenantPublicId: publicIdString('tenant'),
+  email: Type.String({ maxLength: 254, pattern: EMAIL.source, description: 'The address the invitation is for.' }),
+});
+const checkInvite = compileBody(IntegrationInviteInput);
+
+/**
+ * The body of `POST /waas/integrations/{int}/accept`: the invite token, and
+ * for an existing account the license and/or the receiving workspace (neither:
+ * a new free account).
+ */
+export const IntegrationAcceptInput = closed({
+  inviteToken: Type.String({ maxLength: 200 }),
+  licensePublicId: maybe(publicIdString('license')),
+  receivingTenantPublicId: maybe(publicIdString('tenant')),
+});
+const checkAccept = compileBody(IntegrationAcceptInput);
 
 /**
  * Integrations (docs/api.md): the producer invites a partner by
@@ -20,14 +42,11 @@ export function registerWaasIntegrations(router: Router, deps: WaasDeps): void {
 
   router.add('post', '/waas/integrations', opts, async (ex) => {
     const caller = await writer(deps, ex);
-    const r = new FieldReader(await readBody(ex), ['producerTenantPublicId', 'email']);
-    const tenant = r.string('producerTenantPublicId', { required: true, pattern: PUBLIC_ID.tenant });
-    const email = r.string('email', { required: true, max: 254, pattern: EMAIL });
-    r.done();
-    const ws = await deps.auth.waasWorkspace(caller, tenant!, 'write');
+    const { producerTenantPublicId: tenant, email } = checkBody(await readBody(ex), checkInvite);
+    const ws = await deps.auth.waasWorkspace(caller, tenant, 'write');
     const token = `qit_${randomBytesPooled(32).toString('base64url')}`;
     // Nothing routes through a Pending integration: no invalidation needed.
-    const { row, created } = await deps.integrations.invite(ws.id, email!, hashToken(token));
+    const { row, created } = await deps.integrations.invite(ws.id, email, hashToken(token));
     ex.sendJson(created ? 201 : 200, { publicId: row.publicId, invitedEmail: row.invitedEmail, status: row.status, inviteToken: token });
   });
 
@@ -88,14 +107,14 @@ export function registerWaasIntegrations(router: Router, deps: WaasDeps): void {
   });
 
   router.add('post', '/waas/integrations/:integration/accept', opts, async (ex) => {
-    const r = new FieldReader(await readBody(ex), ['inviteToken', 'licensePublicId', 'receivingTenantPublicId']);
-    const token = r.string('inviteToken', { required: true, max: 200 });
-    const licensePublicId = r.string('licensePublicId', { pattern: PUBLIC_ID.license });
-    const receivingTenant = r.string('receivingTenantPublicId', { pattern: PUBLIC_ID.tenant });
-    r.done();
+    const input = checkBody(await readBody(ex), checkAccept);
+    const token = input.inviteToken;
+    // null is "not given".
+    const licensePublicId = input.licensePublicId ?? undefined;
+    const receivingTenant = input.receivingTenantPublicId ?? undefined;
     const integration = await deps.integrations.byPublicId(param(ex, 0));
     // A wrong token and an unknown integration look the same: no existence leaks.
-    if (!integration || !tokenMatches(token!, integration.inviteTokenHash)) throw new ServiceError('not_found', 'No such invitation.');
+    if (!integration || !tokenMatches(token, integration.inviteTokenHash)) throw new ServiceError('not_found', 'No such invitation.');
     if (integration.status !== 'Pending') throw new ServiceError('conflict', 'This invitation has already been accepted.');
 
     const onto = licensePublicId !== undefined || receivingTenant !== undefined;

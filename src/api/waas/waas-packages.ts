@@ -1,11 +1,27 @@
+import Type, { type Static } from 'typebox';
 import { ServiceError } from '../../errors.js';
 import type { Exchange } from '../../http/exchange.js';
 import type { Router } from '../../http/router.js';
 import type { PackageRow } from '../../storage/waas-package-repo.js';
 import type { WorkspaceRow } from '../../storage/topology-repo.js';
-import { FieldReader } from '../json-body.js';
+import { compileBody } from '../../schema/body-validator.js';
+import { closed, maybe, withProblem } from '../../schema/schema-kit.js';
+import { checkBody } from '../json-body.js';
 import { slugify } from './package-slug.js';
-import { noContent, param, PUBLIC_ID, published, readBody, writer, type WaasDeps } from './waas-context.js';
+import { checkCatalogEntryRef, noContent, param, published, readBody, writer, type WaasDeps } from './waas-context.js';
+
+/**
+ * The body of `POST /waas/producer/{tenant}/packages` and of
+ * `PUT /waas/producer/{tenant}/packages/{pkg}`: the name (its slug is the key
+ * at creation) and a description; on PUT an absent description is kept and
+ * null clears it.
+ */
+export const PackageInput = closed({
+  // \S: something left once trimmed (String.prototype.trim and \s agree on what is blank).
+  name: withProblem(Type.String({ maxLength: 200, pattern: '\\S' }), 'must be a string of at most 200 characters, not blank'),
+  description: maybe(Type.String({ maxLength: 4000 })),
+});
+const checkPackage = compileBody(PackageInput);
 
 /**
  * Packages (docs/api.md#resources-and-states): named groups of a producer's streams. Access
@@ -52,12 +68,10 @@ export function registerWaasPackages(router: Router, deps: WaasDeps): void {
 
   router.add('post', `${base}/:pkg/streams`, opts, async (ex) => {
     const ws = await producer(ex);
-    const r = new FieldReader(await readBody(ex), ['catalogEntryPublicId']);
-    const cat = r.string('catalogEntryPublicId', { required: true, pattern: PUBLIC_ID.catalog });
-    r.done();
+    const cat = checkBody(await readBody(ex), checkCatalogEntryRef).catalogEntryPublicId;
     const pkg = await pkgOf(ws, ex);
     activeOnly(pkg);
-    const entry = await deps.catalog.entryByPublicId(ws.id, cat!);
+    const entry = await deps.catalog.entryByPublicId(ws.id, cat);
     if (!entry) throw new ServiceError('not_found', 'No such stream.');
     // Joining a package another block covers can pause subscriptions: invalidate.
     if (await deps.packages.addStream(pkg.id, entry.id)) await published(deps);
@@ -78,13 +92,9 @@ export function registerWaasPackages(router: Router, deps: WaasDeps): void {
   });
 }
 
-function readPackage(body: Record<string, unknown>): { name: string; description: string | null | undefined } {
-  const r = new FieldReader(body, ['name', 'description']);
-  const name = r.string('name', { required: true, max: 200 });
-  if (name !== undefined && name.trim() === '') r.problem('name', 'must not be blank');
-  const description = body.description === null ? null : r.string('description', { max: 4000 });
-  r.done();
-  return { name: name!, description };
+/** A valid package body; `description` is undefined when absent, null when cleared. */
+export function readPackage(body: unknown): Static<typeof PackageInput> {
+  return checkBody(body, checkPackage);
 }
 
 function packageJson(p: PackageRow) {

@@ -1,13 +1,40 @@
+import Type from 'typebox';
 import type { Router } from '../../http/router.js';
-import { StreamConflict, type CatalogItem, type StreamInput } from '../../storage/waas-catalog-repo.js';
+import { StreamConflict, type CatalogItem, type StreamInput as StreamState } from '../../storage/waas-catalog-repo.js';
 import type { WorkspaceRow } from '../../storage/topology-repo.js';
 import { ServiceError } from '../../errors.js';
 import type { Exchange } from '../../http/exchange.js';
-import { FieldReader } from '../json-body.js';
-import { param, PUBLIC_ID, published, readBody, STREAM_NAME, writer, type WaasDeps } from './waas-context.js';
+import { compileBody } from '../../schema/body-validator.js';
+import { closed, maybe, withProblem } from '../../schema/schema-kit.js';
+import { checkBody } from '../json-body.js';
+import { param, publicIdString, published, readBody, STREAM_NAME, writer, type WaasDeps } from './waas-context.js';
 
-const STREAM_FIELDS = ['producerTenantPublicId', 'name', 'description', 'eventTypes', 'payloadSchema', 'isPublic'] as const;
-const EVENT_TYPE = /^[^\u0000-\u001f\u007f-\u009f]{1,255}$/;
+/** No C0, DEL or C1 control character (one or more characters). */
+const NO_CONTROL = '^[^\\u0000-\\u001f\\u007f-\\u009f]+$';
+
+/**
+ * The body of `PUT /waas/streams`: the desired state of one stream of the
+ * producer (declarative: applying it twice changes nothing the second time).
+ */
+export const StreamInput = closed({
+  producerTenantPublicId: publicIdString('tenant'),
+  name: Type.String({ pattern: STREAM_NAME.source, description: "The stream's key, also the name of its queue (the /v1 queue naming rule)." }),
+  description: maybe(Type.String({ maxLength: 4000 })),
+  eventTypes: maybe(
+    Type.Array(withProblem(Type.String({ minLength: 1, maxLength: 255, pattern: NO_CONTROL }), 'must be a string of 1-255 characters without control characters'), {
+      maxItems: 1000,
+      uniqueItems: true,
+    }),
+  ),
+  // Opaque (rule 4): any string, kept exactly as sent. No bound of its own: the body limit bounds it.
+  payloadSchema: maybe(Type.String()),
+  isPublic: maybe(Type.Boolean({ description: 'true: Published (in the catalog); false or absent: Deprecated.' })),
+});
+const checkStream = compileBody(StreamInput);
+
+/** The body of `POST /waas/enable-producer`. */
+export const EnableProducerInput = closed({ producerTenantPublicId: publicIdString('tenant') });
+const checkEnableProducer = compileBody(EnableProducerInput);
 
 /**
  * Streams and the catalog (docs/api.md): the declarative PUT /waas/streams,
@@ -18,7 +45,7 @@ export function registerWaasStreams(router: Router, deps: WaasDeps): void {
 
   router.add('put', '/waas/streams', opts, async (ex) => {
     const caller = await writer(deps, ex);
-    const { tenant, input } = readStream(await readBody(ex), deps.maxBodyBytes);
+    const { tenant, input } = readStream(await readBody(ex));
     const ws = await deps.auth.waasWorkspace(caller, tenant, 'write');
     let applied;
     try {
@@ -37,10 +64,8 @@ export function registerWaasStreams(router: Router, deps: WaasDeps): void {
 
   router.add('post', '/waas/enable-producer', opts, async (ex) => {
     const caller = await writer(deps, ex);
-    const r = new FieldReader(await readBody(ex), ['producerTenantPublicId']);
-    const tenant = r.string('producerTenantPublicId', { required: true, pattern: PUBLIC_ID.tenant });
-    r.done();
-    const ws = await deps.auth.waasWorkspace(caller, tenant!, 'write');
+    const { producerTenantPublicId: tenant } = checkBody(await readBody(ex), checkEnableProducer);
+    const ws = await deps.auth.waasWorkspace(caller, tenant, 'write');
     if (await deps.catalog.enableProducer(ws.id)) await published(deps);
     ex.sendJson(200, { tenantPublicId: ws.publicId, isProducer: true });
   });
@@ -52,23 +77,18 @@ export function registerWaasStreams(router: Router, deps: WaasDeps): void {
   });
 }
 
-function readStream(body: Record<string, unknown>, maxBodyBytes: number): { tenant: string; input: StreamInput } {
-  const r = new FieldReader(body, STREAM_FIELDS);
-  const tenant = r.string('producerTenantPublicId', { required: true, pattern: PUBLIC_ID.tenant });
-  const name = r.string('name', { required: true, pattern: STREAM_NAME });
-  const description = r.string('description', { max: 4000 }) ?? '';
-  const eventTypes = r.stringList('eventTypes', { max: 1000 }) ?? [];
-  eventTypes.forEach((t, i) => {
-    if (!EVENT_TYPE.test(t)) r.problem(`eventTypes[${i}]`, 'must be 1-255 characters without control characters');
-  });
-  if (new Set(eventTypes).size !== eventTypes.length) r.problem('eventTypes', 'must not repeat a type');
-  // Opaque (rule 4): any string, kept exactly as sent.
-  const payloadSchema = r.string('payloadSchema', { max: maxBodyBytes }) ?? null;
-  const isPublic = r.boolean('isPublic');
-  r.done();
+/** A valid `PUT /waas/streams` body: the producer it is for, and the stream's desired state. */
+export function readStream(body: unknown): { tenant: string; input: StreamState } {
+  const input = checkBody(body, checkStream);
   return {
-    tenant: tenant!,
-    input: { name: name!, description, eventTypes, payloadSchema, status: isPublic === true ? 'Published' : 'Deprecated' },
+    tenant: input.producerTenantPublicId,
+    input: {
+      name: input.name,
+      description: input.description ?? '',
+      eventTypes: input.eventTypes ?? [],
+      payloadSchema: input.payloadSchema ?? null,
+      status: input.isPublic === true ? 'Published' : 'Deprecated',
+    },
   };
 }
 

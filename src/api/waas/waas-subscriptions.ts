@@ -4,8 +4,8 @@ import type { Exchange } from '../../http/exchange.js';
 import type { Router } from '../../http/router.js';
 import type { IntegrationRow, SubscriptionRow } from '../../storage/waas-integration-repo.js';
 import type { BlockLedger } from '../../routing/block-coverage.js';
-import { FieldReader } from '../json-body.js';
-import { noContent, param, PUBLIC_ID, published, readBody, writer, type WaasDeps } from './waas-context.js';
+import { checkBody } from '../json-body.js';
+import { checkCatalogEntryRef, noContent, param, published, readBody, writer, type WaasDeps } from './waas-context.js';
 
 /**
  * Subscriptions, from the partner's side (docs/api.md#producer-api-waas). Subscribing creates a
@@ -20,11 +20,9 @@ export function registerWaasSubscriptions(router: Router, deps: WaasDeps): void 
 
   router.add('post', base, opts, async (ex) => {
     const caller = await writer(deps, ex);
-    const r = new FieldReader(await readBody(ex), ['catalogEntryPublicId']);
-    const cat = r.string('catalogEntryPublicId', { required: true, pattern: PUBLIC_ID.catalog });
-    r.done();
+    const cat = checkBody(await readBody(ex), checkCatalogEntryRef).catalogEntryPublicId;
     const integration = await partnerIntegration(deps, ex, caller, 'write');
-    const entry = await deps.catalog.entryByPublicId(integration.producerWorkspaceId, cat!);
+    const entry = await deps.catalog.entryByPublicId(integration.producerWorkspaceId, cat);
     // Partners see Published streams only (docs/api.md#producer-api-waas); anything else does not exist for them.
     if (!entry || entry.status !== 'Published') throw new ServiceError('not_found', 'No such published stream.');
     const result = await deps.integrations.subscribe(integration.id, integration.receivingWorkspaceId!, entry);

@@ -127,9 +127,11 @@ t.test('bad bodies get 400 validation_failed naming each field', async (t) => {
   const res = await api.manage('PUT', '/waas/streams', { name: 'bad name!', eventTypes: ['ok', 3], isPublic: 'yes', colour: 'red' });
   t.equal(res.status, 400);
   t.equal(res.body.error.code, 'validation_failed');
-  t.same(res.body.error.details.map((d: { field: string }) => d.field).sort(), ['colour', 'eventTypes', 'isPublic', 'name', 'producerTenantPublicId']);
+  t.same(res.body.error.details.map((d: { field: string }) => d.field).sort(), ['colour', 'eventTypes[1]', 'isPublic', 'name', 'producerTenantPublicId']);
   const dup = await put({ name: 'dup', eventTypes: ['a', 'a'] });
   t.equal(dup.status, 400);
+  t.equal(dup.body.error.code, 'validation_failed');
+  t.same(dup.body.error.details.map((d: { field: string }) => d.field), ['eventTypes'], 'a repeated type names the list');
   const notJson = await api.request('PUT', '/waas/streams', {
     raw: '{"name":', headers: { 'content-type': 'application/json', 'x-api-key': creds.buildKey, 'x-license-publicid': creds.licensePublicId },
   });

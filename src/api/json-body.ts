@@ -1,7 +1,7 @@
 import type { Static, TSchema } from 'typebox';
 import { ServiceError, type FieldProblem } from '../errors.js';
 import type { Exchange } from '../http/exchange.js';
-import type { Checked } from '../schema/body-validator.js';
+import type { BodyCheck } from '../schema/body-validator.js';
 
 /** Reads a management request body as a JSON object (415 / 400 otherwise). */
 export async function readJsonObject(exchange: Exchange): Promise<Record<string, unknown>> {
@@ -27,15 +27,45 @@ export async function readJsonObject(exchange: Exchange): Promise<Record<string,
  * every bad field. Rules the schema cannot say (a header name forwarding
  * forbids, a time range) are checked after, with Problems.
  */
-export async function readBody<S extends TSchema>(exchange: Exchange, check: (value: unknown) => Checked<S>): Promise<Static<S>> {
+export async function readBody<S extends TSchema>(exchange: Exchange, check: BodyCheck<S>): Promise<Static<S>> {
   return checkBody(await readJsonObject(exchange), check);
 }
 
 /** checkBody for a body already read (the /waas bodies pass through their NUL check first). */
-export function checkBody<S extends TSchema>(body: unknown, check: (value: unknown) => Checked<S>): Static<S> {
+export function checkBody<S extends TSchema>(body: unknown, check: BodyCheck<S>): Static<S> {
   const checked = check(body);
   if (!checked.ok) throw invalid(checked.problems);
   return checked.value;
+}
+
+/**
+ * The schema, then `rules` (what the schema cannot say) on the valid body,
+ * with every problem named in one answer: when some fields break the schema,
+ * the rules still run on the others (the body without the broken fields, if
+ * that is valid), so a request with a bad type in one field and a forbidden
+ * header name in another hears about both at once.
+ */
+export function checkBodyWithRules<S extends TSchema, T>(body: unknown, check: BodyCheck<S>, rules: (valid: Static<S>, problems: Problems) => T): T {
+  const checked = check(body);
+  const problems = new Problems();
+  if (checked.ok) {
+    const out = rules(checked.value, problems);
+    problems.throwIfAny();
+    return out;
+  }
+  problems.list.push(...checked.problems);
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    const broken = new Set(checked.problems.map((p) => p.field.split(/[.[]/, 1)[0]!));
+    const rest = Object.fromEntries(Object.entries(body).filter(([k]) => !broken.has(k)));
+    const again = check(rest);
+    // Missing only what was broken (a required field): the rest is valid, the rules can read it.
+    if (again.ok || again.problems.every((p) => p.problem === 'is required' && broken.has(p.field))) {
+      const ruled = new Problems();
+      rules(rest as Static<S>, ruled);
+      problems.list.push(...ruled.list.filter((p) => !broken.has(p.field.split(/[.[]/, 1)[0]!)));
+    }
+  }
+  throw invalid(problems.list);
 }
 
 /** One validation_failed naming every problem. */

@@ -1,14 +1,60 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { ConsoleSignInInput } from './console/console-api.js';
+import { RedeliverInput } from './events/events-api.js';
+import { RedeliveryJobInput } from './events/redelivery-jobs-api.js';
+import { ApiKeyInput } from './v1/config-api.js';
+import { QueueInput } from './v1/queue-input.js';
+import { SigningKeyInput } from './v1/signing-keys-api.js';
+import { TargetInput } from './v1/target-input.js';
+import { WorkspacePatch } from './v1/workspace-api.js';
+
+/*
+ * The served OpenAPI document is put together from two sources:
+ *
+ *   src/api/openapi.yaml   paths, parameters, responses and their prose;
+ *                          a request body is a reference by name:
+ *                          `requestBody: { $ref: '#/components/requestBodies/QueueInput' }`
+ *   the body schemas       (TypeBox, the ones the handlers validate with)
+ *                          → components.schemas.<title> and components.requestBodies.<title>
+ *
+ * So what a route accepts is written once, in code; the OpenAPI test checks
+ * that each route's declared body (RouteOptions.body) is the one its path refers to.
+ */
 
 // The document lives beside its source (tsc does not copy YAML): resolve it
 // from the package root whether this runs from src/ or dist/.
 const DOCUMENT = fileURLToPath(new URL('../../src/api/openapi.yaml', import.meta.url));
 
-/** The OpenAPI document as JSON text, read once. */
+/** Every request body schema, by title. */
+export const BODY_SCHEMAS: readonly object[] = [
+  QueueInput, TargetInput, WorkspacePatch, ApiKeyInput, SigningKeyInput, RedeliverInput, RedeliveryJobInput, ConsoleSignInInput,
+];
+
+/** The OpenAPI document as JSON text, built once. */
 export function openApiJson(): string {
-  return JSON.stringify(parse(readFileSync(DOCUMENT, 'utf8')));
+  const doc = parse(readFileSync(DOCUMENT, 'utf8')) as { components: Record<string, Record<string, unknown>> };
+  const schemas = (doc.components.schemas ??= {});
+  const bodies = (doc.components.requestBodies ??= {});
+  for (const schema of BODY_SCHEMAS) {
+    const plain = withoutInternals(schema) as { title: string; required?: string[] };
+    if (plain.title in schemas) throw new Error(`openapi.yaml defines ${plain.title}, which a body schema in code defines too`);
+    schemas[plain.title] = plain;
+    bodies[plain.title] = {
+      // A body with no required field may be left out (treated as {}).
+      required: (plain.required?.length ?? 0) > 0,
+      content: { 'application/json': { schema: { $ref: `#/components/schemas/${plain.title}` } } },
+    };
+  }
+  return JSON.stringify(doc);
+}
+
+/** A schema as plain JSON, without our wording annotations (x-problem): those are for the validator. */
+function withoutInternals(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutInternals);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'x-problem').map(([k, v]) => [k, withoutInternals(v)]));
 }
 
 /** `/v1/tenants/:tenant/queues/:name` → `/v1/tenants/{tenant}/queues/{name}`. */

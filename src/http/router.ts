@@ -12,12 +12,16 @@ export type Handler = (exchange: Exchange) => Promise<void> | void;
 
 export interface RouteOptions {
   maxBodyBytes: number;
+  /** The schema the handler checks a JSON body with (readBody): recorded for the OpenAPI comparison. */
+  body?: { readonly schema: object };
 }
 
 /** A registered route, kept so the OpenAPI test can compare against the document. */
 export interface RouteInfo {
   method: string;
   pattern: string;
+  /** The title of the body schema the route checks, if it takes a JSON body. */
+  body: string | null;
 }
 
 /** A route's handler as registered: wrapped by the observer, with its body limit. */
@@ -51,7 +55,7 @@ export class Router {
 
   add(method: Method, pattern: string, options: RouteOptions, handler: Handler): void {
     const httpMethod = method === 'del' ? 'DELETE' : method.toUpperCase();
-    this.routes.push({ method: httpMethod, pattern });
+    this.routes.push({ method: httpMethod, pattern, body: options.body ? ((options.body.schema as { title?: string }).title ?? '(untitled)') : null });
     let tree = this.byMethod.get(httpMethod);
     if (!tree) this.byMethod.set(httpMethod, (tree = new RouteTree()));
     tree.add(pattern, { pattern, maxBodyBytes: options.maxBodyBytes, handler: this.observer.wrap(httpMethod, pattern, handler) });

@@ -25,11 +25,22 @@ export function registerFormat(name: string, test: (value: string) => boolean): 
 
 export type Checked<S extends TSchema> = { ok: true; value: Static<S> } | { ok: false; problems: FieldProblem[] };
 
+/**
+ * A compiled body schema: call it to check a value. It keeps its schema, so a
+ * route registered with it (RouteOptions.body) can be compared with what the
+ * OpenAPI document says that route takes.
+ */
+export interface BodyCheck<S extends TSchema = TSchema> {
+  (value: unknown): Checked<S>;
+  readonly schema: S;
+}
+
 /** A validator for `schema`: the value typed as the schema says, or every problem in our words. */
-export function compileBody<S extends TSchema>(schema: S): (value: unknown) => Checked<S> {
+export function compileBody<S extends TSchema>(schema: S): BodyCheck<S> {
   const validate = ajv.compile(schema as object);
-  return (value) => {
+  const check = (value: unknown): Checked<S> => {
     if (validate(value)) return { ok: true, value: value as Static<S> };
     return { ok: false, problems: problemsOf(schema, validate.errors ?? []) };
   };
+  return Object.assign(check, { schema });
 }

@@ -37,7 +37,7 @@ export function withProblem<S extends TSchema>(schema: S, problem: string): S {
 }
 
 /** A closed object: a field the schema does not name is "unknown field". */
-export function closed<P extends Parameters<typeof Type.Object>[0]>(properties: P, options: { description?: string } = {}) {
+export function closed<P extends Parameters<typeof Type.Object>[0]>(properties: P, options: { title?: string; description?: string } = {}) {
   return Type.Object(properties, { ...options, additionalProperties: false });
 }
 

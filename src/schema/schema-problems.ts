@@ -42,7 +42,8 @@ const DESCENDS: Record<string, 'named' | 'indexed' | 'next'> = {
 };
 
 function describe(root: Node, error: ErrorObject): FieldProblem | null {
-  const steps = error.schemaPath.replace(/^#\/?/, '').split('/').filter((s) => s.length > 0).map(unescape);
+  // schemaPath is a URI fragment (a pattern key such as ^.*$ arrives as %5E.*%24); instancePath a bare JSON pointer.
+  const steps = error.schemaPath.replace(/^#\/?/, '').split('/').filter((s) => s.length > 0).map((s) => unescape(safeDecode(s)));
   const values = error.instancePath.split('/').slice(1).map(unescape);
   let node: Node = root;
   // The field so far: one part per step that descended into the value.
@@ -157,6 +158,14 @@ function rangeWords(node: Node): string {
 function mappingOf(node: Node, tag: string): string[] {
   const branches = (node.oneOf as Node[] | undefined) ?? [];
   return branches.map((b) => String(((b.properties as Node | undefined)?.[tag] as Node | undefined)?.const ?? '?'));
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 function unescape(segment: string): string {

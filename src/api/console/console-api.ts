@@ -8,8 +8,18 @@ import type { KeyAuthenticator } from '../../auth/key-authenticator.js';
 import { SESSION_COOKIE, type ConsoleSessions, type SessionBody } from '../../auth/console-sessions.js';
 import { decodeFlow, encodeFlow, OidcFailed, type OidcClient } from '../../auth/oidc-client.js';
 import { crossOriginRefused, crossOriginWrite, fromOwnOrigin, ownOrigin } from '../../auth/same-origin.js';
-import { FieldReader, readJsonObject } from '../json-body.js';
+import Type from 'typebox';
+import { compileBody } from '../../schema/body-validator.js';
+import { closed } from '../../schema/schema-kit.js';
+import { readBody } from '../json-body.js';
 import { CONSOLE_HEADERS } from './console-static.js';
+
+/** The body of `POST /console/api/session`: sign in with an API key of the license. */
+export const ConsoleSignInInput = closed(
+  { licensePublicId: Type.String({ maxLength: 100 }), key: Type.String({ maxLength: 300 }) },
+  { title: 'ConsoleSignInInput', description: 'Sign in to the console with an API key of the license.' },
+);
+const checkSignInInput = compileBody(ConsoleSignInInput);
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const FLOW_COOKIE = 'sg_oidc';
@@ -48,14 +58,11 @@ export function registerConsoleApi(router: Router, deps: ConsoleApiDeps): void {
 
   router.add('get', '/console/api/config', { maxBodyBytes: 0 }, (ex) => json(ex, 200, { oidc: deps.oidc !== null, version: VERSION }));
 
-  router.add('post', '/console/api/session', { maxBodyBytes: 4096 }, async (ex) => {
+  router.add('post', '/console/api/session', { maxBodyBytes: 4096, body: checkSignInInput }, async (ex) => {
     // Signing a victim's browser into the attacker's license is an attack too (login CSRF).
     if (!fromOwnOrigin(ex, deps.publicUrl, true)) throw crossOriginRefused();
-    const reader = new FieldReader(await readJsonObject(ex), ['licensePublicId', 'key']);
-    const licensePublicId = reader.string('licensePublicId', { required: true, max: 100 });
-    const presented = reader.string('key', { required: true, max: 300 });
-    reader.done();
-    const key = await deps.keys.authenticate(presented!.trim());
+    const { licensePublicId, key: presented } = await readBody(ex, checkSignInInput);
+    const key = await deps.keys.authenticate(presented.trim());
     if (key.licensePublicId !== licensePublicId) throw new ServiceError('invalid_api_key', 'The API key is not valid for this license.');
     const { token } = await deps.sessions.start({ kind: 'key', subject: key.keyId, keyId: key.keyId });
     json(ex, 200, await bodyOf(deps.sessions, token), sessionCookie(token));

@@ -8,12 +8,22 @@ import type { NodeContext } from '../../node/node-context.js';
 import { DeliveryRecordRepo, type EventView } from '../../storage/delivery-record-repo.js';
 import { RedeliveryRepo } from '../../storage/redelivery-repo.js';
 import type { WorkspaceRow } from '../../storage/topology-repo.js';
-import { FieldReader, readJsonObject } from '../json-body.js';
+import Type from 'typebox';
+import { compileBody } from '../../schema/body-validator.js';
+import { closed, maybe } from '../../schema/schema-kit.js';
+import { readBody } from '../json-body.js';
 import { decodePathSegment } from '../../http/path-segment.js';
 import { eventIdTime } from '../../ids.js';
 import { redeliver } from './redeliver.js';
 import { eventContent } from './event-content.js';
 
+
+/** The body of `POST /v1/tenants/{tenant}/events/{eventId}/redeliver`: one target of the event, or (none given) all of them. */
+export const RedeliverInput = closed(
+  { target: maybe(Type.String({ maxLength: 100, description: 'name of a target the event was routed to' })) },
+  { title: 'RedeliverInput', description: 'Which target to send the event to again; none: every target it was routed to.' },
+);
+const checkRedeliverInput = compileBody(RedeliverInput);
 /** Events listed by one sandbox run answer, at most. */
 const RUN_LIMIT = 1000;
 /**
@@ -93,11 +103,9 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     return notConsumedView(ctx, found);
   }
 
-  ctx.router.add('post', `${base}/events/:eventId/redeliver`, opts, async (ex) => {
+  ctx.router.add('post', `${base}/events/:eventId/redeliver`, { ...opts, body: checkRedeliverInput }, async (ex) => {
     const ws = await access(ex);
-    const r = new FieldReader(await readJsonObject(ex), ['target']);
-    const targetName = r.string('target', { max: 100 });
-    r.done();
+    const targetName = (await readBody(ex, checkRedeliverInput)).target ?? undefined;
     // The same lookup as GET: an event delivered moments ago may not be in the
     // delivery records yet (it is flushed in batches), but the event log has it.
     const event = await findEvent(ws, decodePathSegment(ex.params[1]!), ex);

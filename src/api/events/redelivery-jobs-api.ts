@@ -7,7 +7,10 @@ import { RedeliveryJobRepo, type RedeliveryJobRow } from '../../storage/redelive
 import { RedeliveryRepo } from '../../storage/redelivery-repo.js';
 import { redeliver } from './redeliver.js';
 import { parseIsoTime } from './event-list-query.js';
-import { FieldReader, readJsonObject } from '../json-body.js';
+import Type from 'typebox';
+import { compileBody, registerFormat } from '../../schema/body-validator.js';
+import { closed, maybe, withProblem } from '../../schema/schema-kit.js';
+import { Problems, readBody } from '../json-body.js';
 import { RedeliveryJobRunner, STALE_AFTER_MS } from '../../jobs/redelivery-job-runner.js';
 
 /**
@@ -18,6 +21,16 @@ import { RedeliveryJobRunner, STALE_AFTER_MS } from '../../jobs/redelivery-job-r
 const MAX_RANGE_MS = 31 * 86_400_000;
 /** The most deliveries one job hands over; more is a range to narrow, or several jobs. */
 const MAX_JOB_DELIVERIES = 100_000;
+
+registerFormat('iso-time', (v) => parseIsoTime(v) !== null);
+const isoTime = () => withProblem(Type.String({ maxLength: 40, format: 'iso-time' }), 'must be an ISO-8601 time such as 2026-01-31T12:00:00Z');
+
+/** The body of `POST /v1/tenants/{tenant}/targets/{name}/redeliveries`: the failed deliveries of events received in [from, to). */
+export const RedeliveryJobInput = closed(
+  { from: isoTime(), to: isoTime(), dryRun: maybe(Type.Boolean({ description: 'count only: how many deliveries the job would send' })) },
+  { title: 'RedeliveryJobInput', description: 'The failed deliveries of events received from `from` (inclusive) to `to` (exclusive), at most 31 days.' },
+);
+const checkRedeliveryJobInput = compileBody(RedeliveryJobInput);
 
 /**
  * Bulk redelivery (issue 14):
@@ -41,11 +54,11 @@ export function registerRedeliveryJobsApi(ctx: NodeContext, auth: ManagementAuth
   );
   const opts = { maxBodyBytes: ctx.config.server.maxManagementBodyBytes };
 
-  ctx.router.add('post', '/v1/tenants/:tenant/targets/:name/redeliveries', opts, async (ex) => {
+  ctx.router.add('post', '/v1/tenants/:tenant/targets/:name/redeliveries', { ...opts, body: checkRedeliveryJobInput }, async (ex) => {
     const { ws } = await auth.configWorkspace(ex, decodePathSegment(ex.params[0]!, 'No such workspace.'));
     const target = await ctx.topology.targetByName(ws.id, decodePathSegment(ex.params[1]!));
     if (!target) throw new ServiceError('not_found', 'No such target.');
-    const { from, to, dryRun } = readRange(await readJsonObject(ex));
+    const { from, to, dryRun } = rangeOf(await readBody(ex, checkRedeliveryJobInput));
     const range = { workspaceId: ws.id, targetId: target.id, from, to, cutoff: await jobs.now() };
     const count = await jobs.countFailed(range);
     if (dryRun) return void ex.sendJson(200, { count, target: target.name, from: from.toISOString(), to: to.toISOString() });
@@ -70,25 +83,16 @@ export function registerRedeliveryJobsApi(ctx: NodeContext, auth: ManagementAuth
   return { drain: () => runner.drain() };
 }
 
-function readRange(body: Record<string, unknown>): { from: Date; to: Date; dryRun: boolean } {
-  const r = new FieldReader(body, ['from', 'to', 'dryRun']);
-  const times: Partial<Record<'from' | 'to', Date>> = {};
-  for (const field of ['from', 'to'] as const) {
-    const v = r.string(field, { required: true, max: 40 });
-    if (v === undefined) continue;
-    const at = parseIsoTime(v);
-    if (at === null) r.problem(field, 'must be an ISO-8601 time such as 2026-01-31T12:00:00Z');
-    else times[field] = at;
-  }
-  const dryRun = r.boolean('dryRun') ?? false;
-  const { from, to } = times;
-  if (from && to) {
-    if (from.getTime() >= to.getTime()) r.problem('to', 'must be later than from');
-    else if (to.getTime() - from.getTime() > MAX_RANGE_MS) r.problem('to', `must be at most ${MAX_RANGE_MS / 86_400_000} days after from`);
-    if (from.getTime() > Date.now()) r.problem('from', 'is in the future: no event was received then');
-  }
-  r.done();
-  return { from: from!, to: to!, dryRun };
+/** The range a valid body asks for, once it is a range worth a job. */
+function rangeOf(body: { from: string; to: string; dryRun?: boolean | null }): { from: Date; to: Date; dryRun: boolean } {
+  const from = parseIsoTime(body.from)!;
+  const to = parseIsoTime(body.to)!;
+  const problems = new Problems();
+  if (from.getTime() >= to.getTime()) problems.add('to', 'must be later than from');
+  else if (to.getTime() - from.getTime() > MAX_RANGE_MS) problems.add('to', `must be at most ${MAX_RANGE_MS / 86_400_000} days after from`);
+  if (from.getTime() > Date.now()) problems.add('from', 'is in the future: no event was received then');
+  problems.throwIfAny();
+  return { from, to, dryRun: body.dryRun ?? false };
 }
 
 function jobJson(job: RedeliveryJobRow) {

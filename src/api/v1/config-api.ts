@@ -9,11 +9,27 @@ import type { KeyProfile } from '../../auth/api-key.js';
 import type { SsrfGuard } from '../../delivery/http/ssrf-guard.js';
 import type { LicenseRepo } from '../../storage/license-repo.js';
 import type { QueueRow, TargetRow, TopologyRepo, Upserted, WorkspaceRow } from '../../storage/topology-repo.js';
-import { FieldReader, readJsonObject } from '../json-body.js';
-import { queueSettingsView, readQueueSettings } from './queue-input.js';
+import Type from 'typebox';
+import { compileBody } from '../../schema/body-validator.js';
+import { closed, maybe, oneOf } from '../../schema/schema-kit.js';
+import { readBody, readJsonObject } from '../json-body.js';
+import { checkQueueInput, queueSettingsView, readQueueSettings } from './queue-input.js';
 import type { QueueLookupRepo } from '../../storage/queue-lookup-repo.js';
-import { checkRouteHeaders, checkTargetUrls, readTarget } from './target-input.js';
+import { checkRouteHeaders, checkTargetInput, checkTargetUrls, readTarget } from './target-input.js';
 import { decodePathSegment } from '../../http/path-segment.js';
+
+const KEY_PROFILES = ['ingress', 'full', 'build'] as const satisfies readonly KeyProfile[];
+
+/** The body of `POST /v1/tenants/{tenant}/keys`: a new API key of this workspace. */
+export const ApiKeyInput = closed(
+  {
+    profile: maybe(oneOf(KEY_PROFILES)),
+    name: maybe(Type.String({ maxLength: 200 })),
+    queueScopes: maybe(Type.Array(Type.String(), { maxItems: 1000 })),
+  },
+  { title: 'ApiKeyInput', description: 'A new API key: its profile (default ingress), a name, and the queues it may send to (null: all).' },
+);
+const checkApiKeyInput = compileBody(ApiKeyInput);
 
 export interface ConfigApiDeps {
   auth: ManagementAuth;
@@ -45,7 +61,7 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
     deps.auth.configWorkspace(exchange, decodePathSegment(exchange.params[0]!));
   const changed = async (scope: string) => deps.bus.publish(scope);
 
-  router.add('put', `${base}/queues/:name`, opts, async (ex) => {
+  router.add('put', `${base}/queues/:name`, { ...opts, body: checkQueueInput }, async (ex) => {
     const { ws } = await access(ex);
     const name = checkName(decodePathSegment(ex.params[1]!), 'name');
     const settings = readQueueSettings(await readJsonObject(ex));
@@ -65,7 +81,7 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
     ex.send(204, '');
   });
 
-  router.add('put', `${base}/targets/:name`, opts, async (ex) => {
+  router.add('put', `${base}/targets/:name`, { ...opts, body: checkTargetInput }, async (ex) => {
     const { ws } = await access(ex);
     const name = checkName(decodePathSegment(ex.params[1]!), 'name');
     const { url, settings } = readTarget(await readJsonObject(ex));
@@ -114,13 +130,12 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
     ex.send(204, '');
   });
 
-  router.add('post', `${base}/keys`, opts, async (ex) => {
+  router.add('post', `${base}/keys`, { ...opts, body: checkApiKeyInput }, async (ex) => {
     const { profile: callerProfile, ws } = await access(ex);
-    const body = new FieldReader(await readJsonObject(ex), ['profile', 'name', 'queueScopes']);
-    const profile = body.oneOf<KeyProfile>('profile', ['ingress', 'full', 'build']) ?? 'ingress';
-    const name = body.string('name', { max: 200 });
-    const queueScopes = body.stringList('queueScopes', { max: 1000 });
-    body.done();
+    const body = await readBody(ex, checkApiKeyInput);
+    const profile: KeyProfile = body.profile ?? 'ingress';
+    const name = body.name ?? undefined;
+    const queueScopes = body.queueScopes ?? undefined;
     if (PROFILE_RANK[profile] > PROFILE_RANK[callerProfile]) {
       throw new ServiceError('missing_permission', `A ${callerProfile} key cannot create a ${profile} key.`);
     }

@@ -13,7 +13,7 @@ import {
 } from '../../routing/queue-settings.js';
 import { compileBody, registerFormat } from '../../schema/body-validator.js';
 import { closed, int, maybe, oneOf, withProblem } from '../../schema/schema-kit.js';
-import { checkBody, Problems } from '../json-body.js';
+import { checkBodyWithRules, type Problems } from '../json-body.js';
 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 /** No C0, DEL or C1 control character (one or more characters). */
@@ -37,7 +37,8 @@ const MappedHeaderBody = closed({
 export const OUTBOUND_SIGNING = ['none', 'hmac', 'standard'] as const;
 
 /** The body of `PUT /v1/tenants/{tenant}/queues/{name}`: every field optional (docs/api.md#configuration-api). */
-export const QueueInput = closed({
+export const QueueInput = closed(
+  {
   authMode: maybe(oneOf(AUTH_MODES)),
   ingress: maybe(oneOf(INGRESS_STATES)),
   archived: maybe(Type.Boolean()),
@@ -54,8 +55,10 @@ export const QueueInput = closed({
   paymentsSignatureRecalculation: maybe(Type.Boolean()),
   hopBudget: maybe(int(1, 100)),
   dedupWindowSeconds: maybe(int(0, 30 * 86_400)),
-});
-const checkQueueInput = compileBody(QueueInput);
+  },
+  { title: 'QueueInput', description: "A queue's settings; every field optional (null: not given)." },
+);
+export const checkQueueInput = compileBody(QueueInput);
 
 // docs/api.md#ingress.
 const NEVER_FORWARDED = new Set([
@@ -77,8 +80,10 @@ export function neverForwardedReason(name: string): string | null {
  * schema first, then the rules between fields and names the schema cannot say.
  */
 export function readQueueSettings(body: unknown): Partial<QueueSettings> {
-  const input = checkBody(body, checkQueueInput);
-  const problems = new Problems();
+  return checkBodyWithRules(body, checkQueueInput, queueSettingsOf);
+}
+
+function queueSettingsOf(input: Static<typeof QueueInput>, problems: Problems): Partial<QueueSettings> {
   const out: Partial<QueueSettings> = {};
   if (input.authMode != null) out.authMode = input.authMode;
   if (input.ingress != null) out.ingress = input.ingress;
@@ -105,7 +110,6 @@ export function readQueueSettings(body: unknown): Partial<QueueSettings> {
   }
   if (input.hopBudget != null) out.hopBudget = input.hopBudget;
   if (input.dedupWindowSeconds != null) out.dedupWindowSeconds = input.dedupWindowSeconds;
-  problems.throwIfAny();
   return out;
 }
 

@@ -2,7 +2,9 @@ import type { ManagementAuth } from '../../auth/management-auth.js';
 import type { InvalidationBus } from '../../cache/invalidation-bus.js';
 import type { Router } from '../../http/router.js';
 import type { SigningKeyRepo } from '../../storage/signing-key-repo.js';
-import { FieldReader, readJsonObject } from '../json-body.js';
+import { compileBody } from '../../schema/body-validator.js';
+import { closed } from '../../schema/schema-kit.js';
+import { readBody } from '../json-body.js';
 import { standardSecret } from '../../delivery/signing/signing.js';
 import { decodePathSegment } from '../../http/path-segment.js';
 
@@ -13,6 +15,10 @@ export interface SigningKeysApiDeps {
   maxBodyBytes: number;
 }
 
+/** The body of `POST /v1/tenants/{tenant}/signing-keys`: no fields yet (empty, or {}). */
+export const SigningKeyInput = closed({}, { title: 'SigningKeyInput', description: 'No fields yet: send nothing, or {}.' });
+const checkSigningKeyInput = compileBody(SigningKeyInput);
+
 /**
  * `POST /v1/tenants/{tenant}/signing-keys` (docs/api.md#configuration-api): creates an HMAC
  * signing key of the workspace and returns `{ keyId, secret }`, the secret
@@ -22,10 +28,10 @@ export interface SigningKeysApiDeps {
  * (and a queue paused for lack of a key resumes) as soon as the caller has it.
  */
 export function registerSigningKeysApi(router: Router, deps: SigningKeysApiDeps): void {
-  router.add('post', '/v1/tenants/:tenant/signing-keys', { maxBodyBytes: deps.maxBodyBytes }, async (ex) => {
+  router.add('post', '/v1/tenants/:tenant/signing-keys', { maxBodyBytes: deps.maxBodyBytes, body: checkSigningKeyInput }, async (ex) => {
     const { ws } = await deps.auth.configWorkspace(ex, decodePathSegment(ex.params[0]!, 'No such workspace.'));
     // No fields yet; an empty body or {} is the request, anything else is named.
-    new FieldReader(await readJsonObject(ex), []).done();
+    await readBody(ex, checkSigningKeyInput);
     const key = await deps.signingKeys.create(ws.id);
     await deps.bus.publish('signing-key');
     // standardSecret: the same key as Standard Webhooks libraries take it (`new Webhook(standardSecret)`).

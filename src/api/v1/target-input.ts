@@ -6,7 +6,7 @@ import type { QueueSettings } from '../../routing/queue-settings.js';
 import type { RetryPolicy, TargetAuth, TargetSettings } from '../../routing/target-settings.js';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed, int, maybe, withProblem } from '../../schema/schema-kit.js';
-import { checkBody, Problems } from '../json-body.js';
+import { checkBodyWithRules, type Problems } from '../json-body.js';
 
 /** Bounds of a target's retry policy: generous, but a typo cannot schedule for years. */
 const MAX_DELAY_SECONDS = 7 * 86_400;
@@ -63,7 +63,8 @@ export const TargetAuthInput = Type.Unsafe<
 });
 
 /** The body of `PUT /v1/tenants/{tenant}/targets/{name}` (docs/api.md#configuration-api). */
-export const TargetInput = closed({
+export const TargetInput = closed(
+  {
   url: Type.String({ maxLength: 2048 }),
   auth: Type.Optional(TargetAuthInput),
   staticHeaders: Type.Optional(Type.Record(Type.String(), withProblem(Type.String({ pattern: HEADER_VALUE }), `must be a string of ${HEADER_VALUE_WORDS}`))),
@@ -72,8 +73,10 @@ export const TargetInput = closed({
   groupKeyHeader: maybe(Type.String({ maxLength: 100 })),
   maxConcurrency: maybe(int(1, MAX_CONCURRENCY)),
   maxRatePerSecond: maybe(Type.Number({ minimum: MIN_RATE_PER_SECOND, maximum: MAX_RATE_PER_SECOND })),
-});
-const checkTargetInput = compileBody(TargetInput);
+  },
+  { title: 'TargetInput', description: 'A receiver URL and how deliveries reach it; only url is required (null: not given).' },
+);
+export const checkTargetInput = compileBody(TargetInput);
 
 /**
  * Reads and validates the body of `PUT /v1/tenants/{tenant}/targets/{name}`:
@@ -81,8 +84,10 @@ const checkTargetInput = compileBody(TargetInput);
  * alone can break (see src/routing/header-rules.ts).
  */
 export function readTarget(body: unknown): { url: string; settings: Partial<TargetSettings> } {
-  const input = checkBody(body, checkTargetInput);
-  const problems = new Problems();
+  return checkBodyWithRules(body, checkTargetInput, targetOf);
+}
+
+function targetOf(input: Static<typeof TargetInput>, problems: Problems): { url: string; settings: Partial<TargetSettings> } {
   const settings: Partial<TargetSettings> = {};
   if (input.timeoutMs != null) settings.timeoutMs = input.timeoutMs;
   if (input.maxConcurrency != null) settings.maxConcurrency = input.maxConcurrency;
@@ -112,7 +117,6 @@ export function readTarget(body: unknown): { url: string; settings: Partial<Targ
     } else settings.groupKeyHeader = groupKeyHeader;
   }
   if (input.retryPolicy !== undefined) settings.retryPolicy = retryPolicyOf(input.retryPolicy);
-  problems.throwIfAny();
   return { url: input.url, settings };
 }
 

@@ -22,10 +22,13 @@ const SOURCE_FIELDS = ['eventType', 'groupKey', 'partitionKey'] as const;
 const AUTH_MODES = ['api_key', 'signed_request'] as const;
 
 /** The body of `PATCH /v1/tenants/{tenant}`: a field set to null goes back to its default. */
-export const WorkspacePatch = closed({
-  ingress: maybe(closed({ eventType: maybe(SourceRefBody), groupKey: maybe(SourceRefBody), partitionKey: maybe(SourceRefBody) })),
-  defaultAuthMode: maybe(oneOf(AUTH_MODES)),
-});
+export const WorkspacePatch = closed(
+  {
+    ingress: maybe(closed({ eventType: maybe(SourceRefBody), groupKey: maybe(SourceRefBody), partitionKey: maybe(SourceRefBody) })),
+    defaultAuthMode: maybe(oneOf(AUTH_MODES)),
+  },
+  { title: 'WorkspacePatch', description: 'The workspace settings to change; a field set to null goes back to its default.' },
+);
 const checkWorkspacePatch = compileBody(WorkspacePatch);
 
 /**
@@ -66,7 +69,7 @@ export function registerWorkspaceApi(router: Router, deps: WorkspaceApiDeps): vo
     ex.sendJson(200, await current(await access(ex)));
   });
 
-  router.add('patch', base, { maxBodyBytes: deps.maxBodyBytes }, async (ex) => {
+  router.add('patch', base, { maxBodyBytes: deps.maxBodyBytes, body: checkWorkspacePatch }, async (ex) => {
     const ws = await access(ex);
     const body = await readBody(ex, checkWorkspacePatch);
     const problems = new Problems();

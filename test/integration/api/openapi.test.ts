@@ -30,4 +30,27 @@ t.test('the served OpenAPI document describes exactly the routes the server regi
   for (const route of singleNodeOnly) if (!registered.has(route)) documented.delete(route);
   t.same([...registered].filter((r) => !documented.has(r)).sort(), [], 'every registered route is documented');
   t.same([...documented].filter((r) => !registered.has(r)).sort(), [], 'every documented route is served');
+
+  // What each route validates its JSON body with (RouteOptions.body) is what the document says it takes.
+  const paths = res.body.paths as Record<string, Record<string, { requestBody?: { $ref?: string; content?: Record<string, unknown> } }>>;
+  const bodies = res.body.components.requestBodies as Record<string, { content: { 'application/json': { schema: { $ref: string } } } }>;
+  const schemas = res.body.components.schemas as Record<string, { title?: string; type?: string }>;
+  const mismatches: string[] = [];
+  for (const route of node.routes) {
+    const op = paths[toOpenApiPath(route.pattern)]?.[route.method.toLowerCase()];
+    if (!op) continue;
+    const ref = op.requestBody?.$ref ?? null;
+    const documented = ref?.replace('#/components/requestBodies/', '') ?? null;
+    const jsonInline = op.requestBody?.content?.['application/json'] !== undefined;
+    if (route.body === null && (documented !== null || jsonInline)) mismatches.push(`${route.method} ${route.pattern}: documented with a JSON body the route does not check`);
+    if (route.body !== null && documented !== route.body) mismatches.push(`${route.method} ${route.pattern}: checks ${route.body}, documented ${documented ?? 'without it'}`);
+    if (documented !== null) {
+      const body = bodies[documented];
+      const schema = schemas[documented];
+      if (!body || !schema) mismatches.push(`${documented}: missing from components`);
+      else if (schema.title !== documented || schema.type !== 'object') mismatches.push(`${documented}: components.schemas holds something else`);
+    }
+  }
+  t.same(mismatches, [], 'every JSON request body is the schema the route validates with');
+  t.ok(node.routes.filter((r) => r.body !== null).length >= 8, 'the management routes declare their bodies');
 });

@@ -143,7 +143,7 @@ t.test('queue settings validation names each bad field', async (t) => {
   t.equal(res.status, 400);
   t.equal(res.body.error.code, 'validation_failed');
   t.same(res.body.error.details.map((d: { field: string }) => d.field).sort(), [
-    'authMode', 'eventType', 'groupKey', 'ipAllowlist', 'mappedHeaders[0].as', 'mappedHeaders[1].as', 'mappedHeaders[3].as', 'outboundSigning',
+    'authMode', 'eventType.source', 'groupKey.name', 'ipAllowlist[1]', 'ipAllowlist[2]', 'mappedHeaders[0].as', 'mappedHeaders[1].as', 'mappedHeaders[3].as', 'outboundSigning',
   ]);
   const recalc = await api.manage('PUT', api.tenantPath('/queues/bad'), {
     authMode: 'payments',

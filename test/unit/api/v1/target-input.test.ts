@@ -33,9 +33,12 @@ t.test('a full target reads back as settings', async (t) => {
 
 t.test('every bad field is named at once', async (t) => {
   const found = problems({ staticHeaders: { 'Idempotency-Key': 'x', 'X-Ok': 'y', 'x-ok': 'z' }, groupKeyHeader: 'Cookie', retryPolicy: { scheduleSeconds: [] }, auth: { mode: 'magic' } });
-  t.same(found.map((p) => p.field).sort(), ['auth.mode', 'retryPolicy.horizonSeconds', 'retryPolicy.scheduleSeconds'], 'the shape first');
+  t.same(found.map((p) => p.field).sort(), [
+    'auth.mode', 'groupKeyHeader', 'retryPolicy.horizonSeconds', 'retryPolicy.scheduleSeconds', 'staticHeaders.Idempotency-Key', 'staticHeaders.x-ok',
+  ], 'shape problems and header rules in one answer');
   const rules = problems({ staticHeaders: { 'Idempotency-Key': 'x', 'X-Ok': 'y', 'x-ok': 'z' }, groupKeyHeader: 'Cookie' });
-  t.same(rules.map((p) => p.field).sort(), ['groupKeyHeader', 'staticHeaders.Idempotency-Key', 'staticHeaders.x-ok'], 'then the header rules, all at once');
+  t.same(rules.map((p) => p.field).sort(), ['groupKeyHeader', 'staticHeaders.Idempotency-Key', 'staticHeaders.x-ok'], 'the header rules alone');
+  t.same(problems({ url: 42, groupKeyHeader: 'Cookie' }).map((p) => p.field).sort(), ['groupKeyHeader', 'url'], 'a broken required field does not hide the rules');
   t.same(problems({ staticHeaders: { 'X-Ok': 'a\r\nb' }, timeoutMs: 5, extra: true }).map((p) => p.field).sort(), ['extra', 'staticHeaders.X-Ok', 'timeoutMs']);
   t.match(problems({ timeoutMs: 5 }), [{ field: 'timeoutMs', problem: 'must be an integer from 100 to 600000' }]);
   t.same(problems({ timeoutMs: null, maxConcurrency: null, maxRatePerSecond: null }), [], 'null is "not given"');

@@ -6,6 +6,7 @@ import { RedeliverInput } from './events/events-api.js';
 import { RedeliveryJobInput } from './events/redelivery-jobs-api.js';
 import { ApiKeyInput } from './v1/config-api.js';
 import { QueueInput } from './v1/queue-input.js';
+import { QueueView, TargetView, WorkspaceView } from './v1/resource-views.js';
 import { SigningKeyInput } from './v1/signing-keys-api.js';
 import { TargetInput } from './v1/target-input.js';
 import { WorkspacePatch } from './v1/workspace-api.js';
@@ -32,6 +33,9 @@ export const BODY_SCHEMAS: readonly object[] = [
   QueueInput, TargetInput, WorkspacePatch, ApiKeyInput, SigningKeyInput, RedeliverInput, RedeliveryJobInput, ConsoleSignInInput,
 ];
 
+/** Answers whose schema is in code (the view functions return their Static type), by title. */
+export const ANSWER_SCHEMAS: readonly object[] = [WorkspaceView, QueueView, TargetView];
+
 /** The OpenAPI document as JSON text, built once. */
 export function openApiJson(): string {
   const doc = parse(readFileSync(DOCUMENT, 'utf8')) as { components: Record<string, Record<string, unknown>> };
@@ -46,6 +50,11 @@ export function openApiJson(): string {
       required: (plain.required?.length ?? 0) > 0,
       content: { 'application/json': { schema: { $ref: `#/components/schemas/${plain.title}` } } },
     };
+  }
+  for (const schema of ANSWER_SCHEMAS) {
+    const plain = withoutInternals(schema) as { title: string };
+    if (plain.title in schemas) throw new Error(`openapi.yaml defines ${plain.title}, which an answer schema in code defines too`);
+    schemas[plain.title] = plain;
   }
   return JSON.stringify(doc);
 }

@@ -9,7 +9,8 @@ import type { KeyProfile } from '../../auth/api-key.js';
 import type { SsrfGuard } from '../../delivery/http/ssrf-guard.js';
 import type { LicenseRepo } from '../../storage/license-repo.js';
 import type { QueueRow, TargetRow, TopologyRepo, Upserted, WorkspaceRow } from '../../storage/topology-repo.js';
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
+import { QueueView, TargetView } from './resource-views.js';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed, maybe, oneOf } from '../../schema/schema-kit.js';
 import { readBody, readJsonObject } from '../json-body.js';
@@ -183,7 +184,7 @@ function checkName(name: string, field: string): string {
   return name;
 }
 
-export function queueJson(ws: WorkspaceRow, row: QueueRow, defaults: QueueDefaults) {
+export function queueJson(ws: WorkspaceRow, row: QueueRow, defaults: QueueDefaults): Static<typeof QueueView> {
   return {
     publicId: row.publicId,
     name: row.name,
@@ -195,7 +196,7 @@ export function queueJson(ws: WorkspaceRow, row: QueueRow, defaults: QueueDefaul
 }
 
 /** Secrets are write-only: responses say which auth mode is set, never its secret. */
-export function targetJson(row: TargetRow, defaultTimeoutMs: number) {
+export function targetJson(row: TargetRow, defaultTimeoutMs: number): Static<typeof TargetView> {
   const auth = row.settings.auth ?? { mode: 'none' as const };
   return {
     publicId: row.publicId,

@@ -6,7 +6,9 @@ import type { Router } from '../../http/router.js';
 import { workspaceSources } from '../../ingress/queue-directory.js';
 import { demandedAuthMode } from '../../storage/waas-catalog-repo.js';
 import type { TopologyRepo, WorkspaceRow } from '../../storage/topology-repo.js';
+import type { Static } from 'typebox';
 import { compileBody } from '../../schema/body-validator.js';
+import { WorkspaceView } from './resource-views.js';
 import { closed, maybe, oneOf } from '../../schema/schema-kit.js';
 import { Problems, readBody } from '../json-body.js';
 import { SourceRefBody, sourceRefProblem } from './queue-input.js';
@@ -48,7 +50,7 @@ const checkWorkspacePatch = compileBody(WorkspacePatch);
 export function registerWorkspaceApi(router: Router, deps: WorkspaceApiDeps): void {
   const base = '/v1/tenants/:tenant';
   const access = async (ex: Exchange): Promise<WorkspaceRow> => (await deps.auth.configWorkspace(ex, decodePathSegment(ex.params[0]!, 'No such workspace.'))).ws;
-  const view = (ws: WorkspaceRow, name: string, settings: Record<string, unknown>, archived = ws.archived) => {
+  const view = (ws: WorkspaceRow, name: string, settings: Record<string, unknown>, archived = ws.archived): Static<typeof WorkspaceView> => {
     const sources = workspaceSources(settings);
     return {
       publicId: ws.publicId,
@@ -56,7 +58,7 @@ export function registerWorkspaceApi(router: Router, deps: WorkspaceApiDeps): vo
       name,
       archived,
       isProducer: ws.isProducer,
-      ingress: Object.fromEntries(SOURCE_FIELDS.map((f) => [f, sources[f] ?? null])),
+      ingress: { eventType: sources.eventType ?? null, groupKey: sources.groupKey ?? null, partitionKey: sources.partitionKey ?? null },
       defaultAuthMode: demandedAuthMode(settings),
     };
   };

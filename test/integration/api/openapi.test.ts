@@ -1,5 +1,6 @@
 import t from 'tap';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { freshBackends } from '../../helpers/backends.js';
 import { bootstrapDatabase, clientFor, startTestNode } from '../../helpers/nodes.js';
 import { toOpenApiPath } from '../../../src/api/openapi.js';
@@ -53,4 +54,36 @@ t.test('the served OpenAPI document describes exactly the routes the server regi
   }
   t.same(mismatches, [], 'every JSON request body is the schema the route validates with');
   t.ok(node.routes.filter((r) => r.body !== null).length >= 8, 'the management routes declare their bodies');
+});
+
+t.test('real answers match the schemas the document shows (Workspace, Queue, Target)', async (t) => {
+  const backends = await freshBackends(t);
+  const creds = await bootstrapDatabase(backends.databaseUrl);
+  const node = await startTestNode(t, backends);
+  const api = clientFor(node.port, creds);
+  const doc = (await api.request('GET', '/openapi.json')).body;
+  const ajv = new Ajv2020({ strict: false, validateFormats: false });
+  const check = (name: string, value: unknown) => {
+    const validate = ajv.compile(doc.components.schemas[name]);
+    t.ok(validate(value), `${name}: ${JSON.stringify(validate.errors)}`);
+  };
+  const queue = await api.manage('PUT', api.tenantPath('/queues/full'), {
+    authMode: 'payments', paymentsSecret: 'whsec_x', ipAllowlist: ['10.0.0.0/8'], groupKeyRequired: true,
+    eventType: { source: 'body', name: 'type' }, mappedHeaders: [{ from: { source: 'body', name: 'c' }, as: 'X-C' }], outboundSigning: 'standard',
+  });
+  t.equal(queue.status, 201);
+  check('Queue', queue.body);
+  check('Queue', (await api.manage('PUT', api.tenantPath('/queues/plain'), {})).body);
+  const target = await api.manage('PUT', api.tenantPath('/targets/full'), {
+    url: 'http://127.0.0.1:9/hook', auth: { mode: 'oauth2', tokenUrl: 'http://127.0.0.1:9/token', clientId: 'c', clientSecret: 's', scope: 'a' },
+    staticHeaders: { 'X-Env': 'prod' }, retryPolicy: { scheduleSeconds: [1, 5], horizonSeconds: 60, retryableStatuses: [409] }, maxConcurrency: 4, maxRatePerSecond: 2.5,
+  });
+  t.equal(target.status, 201);
+  t.notOk('clientSecret' in target.body.auth, 'secrets are write-only');
+  check('Target', target.body);
+  check('Target', (await api.manage('PUT', api.tenantPath('/targets/plain'), { url: 'http://127.0.0.1:9/plain' })).body);
+  check('Workspace', (await api.manage('GET', api.tenantPath(''))).body);
+  const patched = await api.manage('PATCH', api.tenantPath(''), { ingress: { partitionKey: { source: 'query', name: 'p' } }, defaultAuthMode: 'signed_request' });
+  t.equal(patched.status, 200);
+  check('Workspace', patched.body);
 });

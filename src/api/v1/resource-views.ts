@@ -1,0 +1,93 @@
+/**
+ * What the configuration API answers for a workspace, a queue and a target:
+ * the schemas the OpenAPI document shows (components.schemas Workspace, Queue,
+ * Target) and the types the view functions return, so the document cannot say
+ * one thing while the code sends another (the OpenAPI test validates real
+ * answers against them).
+ */
+import Type from 'typebox';
+import { AUTH_MODES, INGRESS_STATES } from '../../routing/queue-settings.js';
+import { nullable, oneOf } from '../../schema/schema-kit.js';
+import { OUTBOUND_SIGNING, SourceRefBody } from './queue-input.js';
+import { RetryPolicyInput } from './target-input.js';
+
+const time = () => Type.String({ format: 'date-time' });
+const publicId = (prefix: string) => Type.String({ pattern: `^${prefix}_` });
+
+export const WorkspaceView = Type.Object(
+  {
+    publicId: publicId('ten'),
+    licensePublicId: publicId('lic'),
+    name: Type.String(),
+    archived: Type.Boolean(),
+    isProducer: Type.Boolean(),
+    ingress: Type.Object(
+      { eventType: Type.Union([SourceRefBody, Type.Null()]), groupKey: Type.Union([SourceRefBody, Type.Null()]), partitionKey: Type.Union([SourceRefBody, Type.Null()]) },
+      { additionalProperties: false, description: 'where a queue that names none reads each value (null: the X-Service-* header)' },
+    ),
+    defaultAuthMode: oneOf(['api_key', 'signed_request'] as const),
+  },
+  { title: 'Workspace', additionalProperties: false },
+);
+
+export const QueueView = Type.Object(
+  {
+    publicId: publicId('que'),
+    name: Type.String(),
+    tenantPublicId: publicId('ten'),
+    authMode: oneOf(AUTH_MODES),
+    ingress: oneOf(INGRESS_STATES),
+    archived: Type.Boolean(),
+    paymentsSecretSet: Type.Boolean({ description: 'payments queues: whether a secret is set (the secret itself is write-only)' }),
+    ipAllowlist: Type.Array(Type.String(), { description: 'addresses or CIDRs a sender must come from; empty: anyone (403 ip_not_allowed)' }),
+    groupKeyRequired: Type.Boolean(),
+    eventType: Type.Optional(SourceRefBody),
+    groupKey: Type.Optional(SourceRefBody),
+    partitionKey: Type.Optional(SourceRefBody),
+    mappedHeaders: Type.Array(
+      Type.Object({ from: SourceRefBody, as: Type.String(), required: Type.Boolean() }, { additionalProperties: false }),
+      { description: 'values lifted from the request and sent to receivers as headers' },
+    ),
+    outboundSigning: oneOf(OUTBOUND_SIGNING),
+    paymentsSignatureRecalculation: Type.Boolean(),
+    hopBudget: Type.Integer({ description: 'the queue\'s own, or the configured default' }),
+    dedupWindowSeconds: Type.Integer({ description: 'the queue\'s own, or the configured default' }),
+    public: Type.Optional(Type.Boolean({ description: 'made by PUT /waas/streams: partners may subscribe' })),
+    createdAt: time(),
+    updatedAt: time(),
+  },
+  { title: 'Queue', additionalProperties: false },
+);
+
+/** How delivery authenticates, without its secrets (write-only). */
+const TargetAuthView = Type.Object(
+  {
+    mode: oneOf(['none', 'bearer', 'basic', 'oauth2'] as const),
+    username: Type.Optional(Type.String()),
+    tokenUrl: Type.Optional(Type.String()),
+    clientId: Type.Optional(Type.String()),
+    scope: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false, description: 'the mode and its non-secret parts; tokens, passwords and client secrets are never returned' },
+);
+
+export const TargetView = Type.Object(
+  {
+    publicId: publicId('tgt'),
+    name: Type.String(),
+    url: Type.String(),
+    auth: TargetAuthView,
+    staticHeaders: Type.Record(Type.String(), Type.String()),
+    timeoutMs: Type.Integer(),
+    groupKeyHeader: nullable(Type.String()),
+    retryPolicy: Type.Union([Type.Null(), RetryPolicyInput], { description: 'null: the service defaults' }),
+    maxConcurrency: nullable(Type.Integer({ description: 'null: delivery.flow.maxConcurrency' })),
+    maxRatePerSecond: nullable(Type.Number({ description: 'null: delivery.flow.maxRatePerSecond' })),
+    disabled: Type.Boolean(),
+    disabledReason: nullable(Type.String({ description: 'why delivery disabled the target, e.g. a 410 Gone' })),
+    disabledAt: nullable(time()),
+    createdAt: time(),
+    updatedAt: time(),
+  },
+  { title: 'Target', additionalProperties: false },
+);

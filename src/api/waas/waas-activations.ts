@@ -3,13 +3,13 @@ import { ServiceError } from '../../errors.js';
 import type { Router } from '../../http/router.js';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed } from '../../schema/schema-kit.js';
-import { checkBody, Problems } from '../json-body.js';
+import { checkBodyWithRules } from '../json-body.js';
 import { GroupKeyString, groupKeyProblem, noContent, param, publicIdString, published, readBody, readQuery, writer, type WaasDeps } from './waas-context.js';
 
 /** The body of `POST /waas/activations` and of `DELETE /waas/activations`: the (producer, group key, integration) triple. */
 export const ActivationInput = closed(
   { producerTenantPublicId: publicIdString('tenant'), groupKey: GroupKeyString, integrationPublicId: publicIdString('integration') },
-  { description: 'The producer workspace, the group key and the integration whose routing gate opens (or closes) for events with that key.' },
+  { title: 'ActivationInput', description: 'The producer workspace, the group key and the integration whose routing gate opens (or closes) for events with that key.' },
 );
 const checkActivation = compileBody(ActivationInput);
 
@@ -18,12 +18,13 @@ const checkActivation = compileBody(ActivationInput);
  * (configured, ingress.keyMaxBytes: a longer key could never match an event).
  */
 export function readActivation(body: unknown, keyMaxBytes: number): Static<typeof ActivationInput> {
-  const input = checkBody(body, checkActivation);
-  const problems = new Problems();
-  const keyProblem = groupKeyProblem(input.groupKey, keyMaxBytes);
-  if (keyProblem) problems.add('groupKey', keyProblem);
-  problems.throwIfAny();
-  return input;
+  return checkBodyWithRules(body, checkActivation, (input, problems) => {
+    // When other fields broke the schema, the rules see the body without them: a broken group key is absent here.
+    if (input.groupKey === undefined) return input;
+    const keyProblem = groupKeyProblem(input.groupKey, keyMaxBytes);
+    if (keyProblem) problems.add('groupKey', keyProblem);
+    return input;
+  });
 }
 
 /**
@@ -40,7 +41,7 @@ export function registerWaasActivations(router: Router, deps: WaasDeps): void {
     return { tenant: input.producerTenantPublicId, groupKey: input.groupKey, integration: input.integrationPublicId };
   };
 
-  router.add('post', '/waas/activations', opts, async (ex) => {
+  router.add('post', '/waas/activations', { ...opts, body: checkActivation }, async (ex) => {
     const caller = await writer(deps, ex);
     const triple = readTriple(await readBody(ex));
     const ws = await deps.auth.waasWorkspace(caller, triple.tenant, 'write');
@@ -65,7 +66,7 @@ export function registerWaasActivations(router: Router, deps: WaasDeps): void {
     ex.sendJson(200, { data: rows });
   });
 
-  router.add('del', '/waas/activations', opts, async (ex) => {
+  router.add('del', '/waas/activations', { ...opts, body: checkActivation }, async (ex) => {
     const caller = await writer(deps, ex);
     const triple = readTriple(await readBody(ex));
     let ws;

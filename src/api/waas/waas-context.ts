@@ -53,7 +53,10 @@ export function publicIdString(kind: keyof typeof PUBLIC_ID) {
  * The body of `POST /waas/integrations/{int}/subscriptions` and of
  * `POST /waas/producer/{tenant}/packages/{pkg}/streams`: the stream (catalog entry) meant.
  */
-export const CatalogEntryRefInput = closed({ catalogEntryPublicId: publicIdString('catalog') }, { description: 'A stream of the producer, by its catalog entry id.' });
+export const CatalogEntryRefInput = closed(
+  { catalogEntryPublicId: publicIdString('catalog') },
+  { title: 'CatalogEntryRefInput', description: 'A stream of the producer, by its catalog entry id.' },
+);
 export const checkCatalogEntryRef = compileBody(CatalogEntryRefInput);
 
 /**

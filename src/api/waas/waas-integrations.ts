@@ -13,10 +13,13 @@ import { param, publicIdString, published, readBody, readQuery, writer, type Waa
 const EMAIL = /^[^\s@<>",;]{1,64}@[^\s@<>",;]+\.[^\s@<>",;]+$/;
 
 /** The body of `POST /waas/integrations`: the producer and the partner's e-mail address to invite. */
-export const IntegrationInviteInput = closed({
-  producerTenantPublicId: publicIdString('tenant'),
-  email: Type.String({ maxLength: 254, pattern: EMAIL.source, description: 'The address the invitation is for.' }),
-});
+export const IntegrationInviteInput = closed(
+  {
+    producerTenantPublicId: publicIdString('tenant'),
+    email: Type.String({ maxLength: 254, pattern: EMAIL.source, description: 'The address the invitation is for.' }),
+  },
+  { title: 'IntegrationInviteInput', description: 'The producer workspace and the e-mail address of the partner to invite.' },
+);
 const checkInvite = compileBody(IntegrationInviteInput);
 
 /**
@@ -24,11 +27,17 @@ const checkInvite = compileBody(IntegrationInviteInput);
  * for an existing account the license and/or the receiving workspace (neither:
  * a new free account).
  */
-export const IntegrationAcceptInput = closed({
-  inviteToken: Type.String({ maxLength: 200 }),
-  licensePublicId: maybe(publicIdString('license')),
-  receivingTenantPublicId: maybe(publicIdString('tenant')),
-});
+export const IntegrationAcceptInput = closed(
+  {
+    inviteToken: Type.String({ maxLength: 200, description: 'The token the invitation answer showed once.' }),
+    licensePublicId: maybe(publicIdString('license')),
+    receivingTenantPublicId: maybe(publicIdString('tenant')),
+  },
+  {
+    title: 'IntegrationAcceptInput',
+    description: 'The invite token; licensePublicId and/or receivingTenantPublicId accept onto an account the caller administers (neither: a new free account).',
+  },
+);
 const checkAccept = compileBody(IntegrationAcceptInput);
 
 /**
@@ -40,7 +49,7 @@ const checkAccept = compileBody(IntegrationAcceptInput);
 export function registerWaasIntegrations(router: Router, deps: WaasDeps): void {
   const opts = { maxBodyBytes: deps.maxBodyBytes };
 
-  router.add('post', '/waas/integrations', opts, async (ex) => {
+  router.add('post', '/waas/integrations', { ...opts, body: checkInvite }, async (ex) => {
     const caller = await writer(deps, ex);
     const { producerTenantPublicId: tenant, email } = checkBody(await readBody(ex), checkInvite);
     const ws = await deps.auth.waasWorkspace(caller, tenant, 'write');
@@ -106,7 +115,7 @@ export function registerWaasIntegrations(router: Router, deps: WaasDeps): void {
     });
   });
 
-  router.add('post', '/waas/integrations/:integration/accept', opts, async (ex) => {
+  router.add('post', '/waas/integrations/:integration/accept', { ...opts, body: checkAccept }, async (ex) => {
     const input = checkBody(await readBody(ex), checkAccept);
     const token = input.inviteToken;
     // null is "not given".

@@ -16,11 +16,14 @@ import { checkCatalogEntryRef, noContent, param, published, readBody, writer, ty
  * at creation) and a description; on PUT an absent description is kept and
  * null clears it.
  */
-export const PackageInput = closed({
-  // \S: something left once trimmed (String.prototype.trim and \s agree on what is blank).
-  name: withProblem(Type.String({ maxLength: 200, pattern: '\\S' }), 'must be a string of at most 200 characters, not blank'),
-  description: maybe(Type.String({ maxLength: 4000 })),
-});
+export const PackageInput = closed(
+  {
+    // \S: something left once trimmed (String.prototype.trim and \s agree on what is blank).
+    name: withProblem(Type.String({ maxLength: 200, pattern: '\\S' }), 'must be a string of at most 200 characters, not blank'),
+    description: maybe(Type.String({ maxLength: 4000, description: 'On PUT: absent keeps the current description, null clears it.' })),
+  },
+  { title: 'PackageInput', description: "A package's name (its slug becomes the key when the package is created) and description." },
+);
 const checkPackage = compileBody(PackageInput);
 
 /**
@@ -44,7 +47,7 @@ export function registerWaasPackages(router: Router, deps: WaasDeps): void {
     if (pkg.status !== 'Active') throw new ServiceError('conflict', 'The package is archived.');
   };
 
-  router.add('post', base, opts, async (ex) => {
+  router.add('post', base, { ...opts, body: checkPackage }, async (ex) => {
     const ws = await producer(ex);
     const { name, description } = readPackage(await readBody(ex));
     const pkg = await deps.packages.create(ws.id, slugify(name), name, description ?? null);
@@ -56,7 +59,7 @@ export function registerWaasPackages(router: Router, deps: WaasDeps): void {
     ex.sendJson(200, { data: (await deps.packages.ofProducer(ws.id)).map(packageJson) });
   });
 
-  router.add('put', `${base}/:pkg`, opts, async (ex) => {
+  router.add('put', `${base}/:pkg`, { ...opts, body: checkPackage }, async (ex) => {
     const ws = await producer(ex);
     const { name, description } = readPackage(await readBody(ex));
     const pkg = await pkgOf(ws, ex);
@@ -66,7 +69,7 @@ export function registerWaasPackages(router: Router, deps: WaasDeps): void {
     ex.sendJson(200, packageJson(row));
   });
 
-  router.add('post', `${base}/:pkg/streams`, opts, async (ex) => {
+  router.add('post', `${base}/:pkg/streams`, { ...opts, body: checkCatalogEntryRef }, async (ex) => {
     const ws = await producer(ex);
     const cat = checkBody(await readBody(ex), checkCatalogEntryRef).catalogEntryPublicId;
     const pkg = await pkgOf(ws, ex);

@@ -16,24 +16,27 @@ const NO_CONTROL = '^[^\\u0000-\\u001f\\u007f-\\u009f]+$';
  * The body of `PUT /waas/streams`: the desired state of one stream of the
  * producer (declarative: applying it twice changes nothing the second time).
  */
-export const StreamInput = closed({
-  producerTenantPublicId: publicIdString('tenant'),
-  name: Type.String({ pattern: STREAM_NAME.source, description: "The stream's key, also the name of its queue (the /v1 queue naming rule)." }),
-  description: maybe(Type.String({ maxLength: 4000 })),
-  eventTypes: maybe(
-    Type.Array(withProblem(Type.String({ minLength: 1, maxLength: 255, pattern: NO_CONTROL }), 'must be a string of 1-255 characters without control characters'), {
-      maxItems: 1000,
-      uniqueItems: true,
-    }),
-  ),
-  // Opaque (rule 4): any string, kept exactly as sent. No bound of its own: the body limit bounds it.
-  payloadSchema: maybe(Type.String()),
-  isPublic: maybe(Type.Boolean({ description: 'true: Published (in the catalog); false or absent: Deprecated.' })),
-});
+export const StreamInput = closed(
+  {
+    producerTenantPublicId: publicIdString('tenant'),
+    name: Type.String({ pattern: STREAM_NAME.source, description: "The stream's key, also the name of its queue (the /v1 queue naming rule)." }),
+    description: maybe(Type.String({ maxLength: 4000 })),
+    eventTypes: maybe(
+      Type.Array(withProblem(Type.String({ minLength: 1, maxLength: 255, pattern: NO_CONTROL }), 'must be a string of 1-255 characters without control characters'), {
+        maxItems: 1000,
+        uniqueItems: true,
+      }),
+    ),
+    // Opaque (rule 4): any string, kept exactly as sent. No bound of its own: the body limit bounds it.
+    payloadSchema: maybe(Type.String()),
+    isPublic: maybe(Type.Boolean({ description: 'true: Published (in the catalog); false or absent: Deprecated.' })),
+  },
+  { title: 'StreamInput', description: 'The desired state of one stream of the producer; applying the same body again changes nothing.' },
+);
 const checkStream = compileBody(StreamInput);
 
 /** The body of `POST /waas/enable-producer`. */
-export const EnableProducerInput = closed({ producerTenantPublicId: publicIdString('tenant') });
+export const EnableProducerInput = closed({ producerTenantPublicId: publicIdString('tenant') }, { title: 'EnableProducerInput', description: 'The workspace to make a producer.' });
 const checkEnableProducer = compileBody(EnableProducerInput);
 
 /**
@@ -43,7 +46,7 @@ const checkEnableProducer = compileBody(EnableProducerInput);
 export function registerWaasStreams(router: Router, deps: WaasDeps): void {
   const opts = { maxBodyBytes: deps.maxBodyBytes };
 
-  router.add('put', '/waas/streams', opts, async (ex) => {
+  router.add('put', '/waas/streams', { ...opts, body: checkStream }, async (ex) => {
     const caller = await writer(deps, ex);
     const { tenant, input } = readStream(await readBody(ex));
     const ws = await deps.auth.waasWorkspace(caller, tenant, 'write');
@@ -62,7 +65,7 @@ export function registerWaasStreams(router: Router, deps: WaasDeps): void {
     });
   });
 
-  router.add('post', '/waas/enable-producer', opts, async (ex) => {
+  router.add('post', '/waas/enable-producer', { ...opts, body: checkEnableProducer }, async (ex) => {
     const caller = await writer(deps, ex);
     const { producerTenantPublicId: tenant } = checkBody(await readBody(ex), checkEnableProducer);
     const ws = await deps.auth.waasWorkspace(caller, tenant, 'write');

@@ -18,7 +18,7 @@ export function registerWaasSubscriptions(router: Router, deps: WaasDeps): void 
   const opts = { maxBodyBytes: deps.maxBodyBytes };
   const base = '/waas/integrations/:integration/subscriptions';
 
-  router.add('post', base, opts, async (ex) => {
+  router.add('post', base, { ...opts, body: checkCatalogEntryRef }, async (ex) => {
     const caller = await writer(deps, ex);
     const cat = checkBody(await readBody(ex), checkCatalogEntryRef).catalogEntryPublicId;
     const integration = await partnerIntegration(deps, ex, caller, 'write');

@@ -176,4 +176,8 @@ t.test('activations: POST idempotent with the same publicId, DELETE 204 never 40
   t.same(bad.body.error.details.map((d: { field: string }) => d.field).sort(), ['groupKey', 'integrationPublicId']);
   const tooLong = await api.manage('POST', '/waas/activations', { ...body, groupKey: 'é'.repeat(128) });
   t.equal(tooLong.status, 400, 'a group key over 255 bytes could never match an event');
+  t.same(tooLong.body.error.details.map((d: { field: string }) => d.field), ['groupKey']);
+  const both = await api.manage('POST', '/waas/activations', { ...body, groupKey: 'é'.repeat(128), integrationPublicId: 'nope' });
+  t.equal(both.status, 400);
+  t.same(both.body.error.details.map((d: { field: string }) => d.field).sort(), ['groupKey', 'integrationPublicId'], 'the byte bound and a schema problem in one answer');
 });

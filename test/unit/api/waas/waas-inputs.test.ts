@@ -76,6 +76,10 @@ t.test('POST and DELETE /waas/activations: the triple; the group key as ingress 
     { field: 'groupKey', problem: 'must be at most 255 bytes without control characters' },
   ], 'the bound is in bytes, not characters');
   t.same(fields(() => readActivation({ ...body, groupKey: 'abcd' }, 3)), ['groupKey'], 'the configured bound');
+  t.same(problemsOf(() => readActivation({ ...body, groupKey: 'é'.repeat(128), integrationPublicId: 'nope' }, 255)), [
+    { field: 'groupKey', problem: 'must be at most 255 bytes without control characters' },
+    { field: 'integrationPublicId', problem: 'has an invalid format' },
+  ], 'the byte bound and a bad field of the schema in one answer');
 });
 
 t.test('groupKeyProblem: the limits ingress applies, on any string', async (t) => {

@@ -43,7 +43,9 @@ export function checkBody<S extends TSchema>(body: unknown, check: BodyCheck<S>)
  * with every problem named in one answer: when some fields break the schema,
  * the rules still run on the others (the body without the broken fields, if
  * that is valid), so a request with a bad type in one field and a forbidden
- * header name in another hears about both at once.
+ * header name in another hears about both at once. On that second path a
+ * required field that was broken is absent: a rule that reads one checks it
+ * is there (its result is thrown away; only its problems count).
  */
 export function checkBodyWithRules<S extends TSchema, T>(body: unknown, check: BodyCheck<S>, rules: (valid: Static<S>, problems: Problems) => T): T {
   const checked = check(body);

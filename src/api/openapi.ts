@@ -10,6 +10,11 @@ import { QueueView, TargetView, WorkspaceView } from './v1/resource-views.js';
 import { SigningKeyInput } from './v1/signing-keys-api.js';
 import { TargetInput } from './v1/target-input.js';
 import { WorkspacePatch } from './v1/workspace-api.js';
+import { ActivationInput } from './waas/waas-activations.js';
+import { CatalogEntryRefInput } from './waas/waas-context.js';
+import { IntegrationAcceptInput, IntegrationInviteInput } from './waas/waas-integrations.js';
+import { PackageInput } from './waas/waas-packages.js';
+import { EnableProducerInput, StreamInput } from './waas/waas-streams.js';
 
 /*
  * The served OpenAPI document is put together from two sources:
@@ -31,6 +36,7 @@ const DOCUMENT = fileURLToPath(new URL('../../src/api/openapi.yaml', import.meta
 /** Every request body schema, by title. */
 export const BODY_SCHEMAS: readonly object[] = [
   QueueInput, TargetInput, WorkspacePatch, ApiKeyInput, SigningKeyInput, RedeliverInput, RedeliveryJobInput, ConsoleSignInInput,
+  StreamInput, EnableProducerInput, IntegrationInviteInput, IntegrationAcceptInput, CatalogEntryRefInput, ActivationInput, PackageInput,
 ];
 
 /** Answers whose schema is in code (the view functions return their Static type), by title. */

@@ -3,6 +3,7 @@ import { PermitWithdrawn } from './flow/target-flows.js';
 import type { FailureStreaks } from './failure-streaks.js';
 import type { DeliveryRecords } from './delivery-records.js';
 import { isoAt } from './iso-time.js';
+import { dispatchFailure } from './dispatch-failure.js';
 import { compressed, nextAttemptAt } from './retry-schedule.js';
 import { attemptChannel, targetDisabledChannel, type AttemptMessage } from '../observability/channels.js';
 import type { Logger } from '../observability/logger.js';
@@ -110,6 +111,7 @@ export class DeliveryStep {
           outcome: verdict.kind === 'retry' ? 'retry' : verdict.status === 'delivered' ? 'delivered' : 'failed',
           status,
           errorCode: result.kind === 'error' ? result.code : null,
+          failureKind: result.kind === 'error' ? dispatchFailure(result.code).kind : null,
           reason: error,
           durationMs: result.durationMs,
         };

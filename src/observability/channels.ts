@@ -18,6 +18,13 @@ export interface AttemptMessage {
   status: number | null;
   /** The dispatcher's error code when no response came (ETIMEDOUT, ESSRF, ECONNREFUSED…); null with a response. */
   errorCode: string | null;
+  /**
+   * What kind of failure that code is (delivery's failure table,
+   * src/delivery/dispatch-failure.ts: timeout, network, refused-address, tls,
+   * configuration…); null with a response. Carried here so observers classify
+   * attempts without reaching back into delivery.
+   */
+  failureKind: string | null;
   reason: string | null;
   durationMs: number;
 }

@@ -2,6 +2,7 @@ import t from 'tap';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { loadConfig } from '../../../src/config/load-config.js';
 import { attemptChannel, type AttemptMessage } from '../../../src/observability/channels.js';
+import { dispatchFailure } from '../../../src/delivery/dispatch-failure.js';
 import { createNodeMetrics } from '../../../src/observability/metrics-registry.js';
 import { MetricSources } from '../../../src/observability/metric-sources.js';
 import type { Sql } from '../../../src/storage/db.js';
@@ -19,6 +20,7 @@ function attempt(targetPublicId: string, status: number | null, errorCode: strin
     outcome,
     status,
     errorCode,
+    failureKind: errorCode === null ? null : dispatchFailure(errorCode).kind,
     reason: null,
     durationMs: 12,
   };

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { schema, type Config } from './schema.js';
-import { crossCheck, validateAgainst } from './validate.js';
+import type { Config } from './schema.js';
+import { checkConfig } from './validate.js';
 
 /** Raised when configuration is invalid; the CLI prints it and exits 1. */
 export class ConfigError extends Error {
@@ -26,10 +26,9 @@ export function loadConfig(env: Env = process.env, overrides: Plain = {}): Reado
   if (env.STREAMGATE_CONFIG) merged = deepMerge(merged, readYaml(env.STREAMGATE_CONFIG));
   merged = deepMerge(merged, fromEnv(env));
   merged = deepMerge(merged, overrides);
-  const problems = validateAgainst(schema, merged);
-  if (problems.length === 0) problems.push(...crossCheck(merged as unknown as Config));
-  if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze(merged) as unknown as Readonly<Config>;
+  const checked = checkConfig(merged);
+  if (!checked.ok) throw new ConfigError(checked.problems);
+  return deepFreeze(checked.config);
 }
 
 function readYaml(file: string): Plain {

@@ -1,9 +1,17 @@
 /**
- * The configuration schema: every key streamgate reads, its type and its bounds;
- * the `Config` type is inferred from it. Defaults live in config/default.yaml
- * (commented); this file only says what is valid, so a bad value fails at boot
- * with the key's path in the message.
+ * The configuration schema: every key streamgate reads, its type and its bounds,
+ * as TypeBox (plain JSON Schema), the same language as the API bodies
+ * (src/schema/schema-kit.ts): `Config` is its static type, and the shared
+ * ajv validator (src/schema/body-validator.ts, run by validate.ts) checks a
+ * loaded configuration against it once at boot, naming each bad key's path.
+ * Defaults live in config/default.yaml (commented), which sets every key: so
+ * every key is required here, and every object is closed (a key the schema
+ * does not name is an unknown or removed setting).
  */
+import Type, { type Static, type TSchema } from 'typebox';
+import { parseCidr } from '../net/cidr.js';
+import { registerFormat } from '../schema/body-validator.js';
+import { closed, int, oneOf, withProblem } from '../schema/schema-kit.js';
 
 export type Role = 'ingress' | 'delivery' | 'management';
 /** SASL mechanisms streamgate configures ('' = no SASL). */
@@ -12,51 +20,29 @@ export const KAFKA_SASL_MECHANISMS: readonly KafkaSaslMechanism[] = ['', 'PLAIN'
 export const ROLES: readonly Role[] = ['ingress', 'delivery', 'management'];
 
 /*
- * The schema language: one node per setting. The builders keep literal types
- * (enum values, object fields), so `Config` below is inferred from the schema
- * itself: one source for what a setting is, what bounds it has and what type
- * the code reads.
+ * IP networks, read by src/net/cidr.ts as everywhere else (ajv formats, so
+ * the schema says which). Blanks around an entry are not trimmed, unlike a
+ * queue's ipAllowlist (format ip-or-cidr, a different check, hence a
+ * different name): the lists are used as written, so such an entry is refused
+ * at boot rather than when the list is built.
  */
-export interface IntNode { kind: 'int'; min: number; max: number }
-export interface NumberNode { kind: 'number'; min: number; max: number }
-/** An IP network such as 10.0.0.0/8; with bareAddress, a lone address (that host only) too. */
-export interface CidrNode { kind: 'cidr'; bareAddress?: boolean }
-export interface BooleanNode { kind: 'boolean' }
-export interface StringNode { kind: 'string'; pattern?: RegExp }
-export interface EnumNode<V extends string = string> { kind: 'enum'; values: readonly V[] }
-export interface ListNode<I extends Leaf = Leaf> { kind: 'list'; item: I; minItems?: number }
-type Leaf = IntNode | NumberNode | CidrNode | BooleanNode | StringNode | EnumNode | ListNode<IntNode | StringNode | CidrNode | EnumNode>;
-export interface ObjectNode<F extends Record<string, SchemaNode> = Record<string, SchemaNode>> { kind: 'object'; fields: F }
+/** A network such as 10.0.0.0/8 or fd00::/8 (a bare address is not one). */
+export const CIDR_FORMAT = 'cidr';
+/** A network, or a lone address meaning that host only. */
+export const ADDRESS_OR_CIDR_FORMAT = 'address-or-cidr';
+registerFormat(CIDR_FORMAT, (v) => parseCidr(v, { bareAddress: false }) !== null, 'a CIDR such as 127.0.0.0/8 (one host: 127.0.0.1/32)');
+registerFormat(ADDRESS_OR_CIDR_FORMAT, (v) => parseCidr(v) !== null, 'an IP address or a CIDR such as 127.0.0.0/8');
 
-/** A schema node is either a leaf or an object of further nodes. */
-export type SchemaNode = Leaf | ObjectNode;
+const num = (minimum: number, maximum: number) => Type.Number({ minimum, maximum });
+const str = () => Type.String();
+const bool = () => Type.Boolean();
+/** A string matching `pattern`, with the words an operator reads when it does not (a pattern's own words would be "has an invalid format"). */
+const text = (pattern: RegExp, problem: string) => withProblem(Type.String({ pattern: pattern.source }), problem);
+const cidr = () => Type.String({ format: CIDR_FORMAT });
+const addressOrCidr = () => Type.String({ format: ADDRESS_OR_CIDR_FORMAT });
+const list = <I extends TSchema>(item: I, minItems?: number) => (minItems === undefined ? Type.Array(item) : Type.Array(item, { minItems }));
 
-/** The value a node accepts, as the code reads it. */
-export type Infer<N> = N extends IntNode | NumberNode
-  ? number
-  : N extends StringNode | CidrNode
-    ? string
-    : N extends BooleanNode
-      ? boolean
-      : N extends EnumNode<infer V>
-        ? V
-        : N extends ListNode<infer I>
-          ? Array<Infer<I>>
-          : N extends ObjectNode<infer F>
-            ? { [K in keyof F]: Infer<F[K]> }
-            : never;
-
-const int = (min: number, max: number): IntNode => ({ kind: 'int', min, max });
-const num = (min: number, max: number): NumberNode => ({ kind: 'number', min, max });
-const str = (pattern?: RegExp): StringNode => (pattern ? { kind: 'string', pattern } : { kind: 'string' });
-const bool = (): BooleanNode => ({ kind: 'boolean' });
-const cidr = (bareAddress?: boolean): CidrNode => (bareAddress ? { kind: 'cidr', bareAddress } : { kind: 'cidr' });
-const oneOf = <const V extends string>(values: readonly V[]): EnumNode<V> => ({ kind: 'enum', values });
-const list = <I extends IntNode | StringNode | CidrNode | EnumNode>(item: I, minItems?: number): ListNode<I> =>
-  minItems === undefined ? { kind: 'list', item } : { kind: 'list', item, minItems };
-const obj = <F extends Record<string, SchemaNode>>(fields: F): ObjectNode<F> => ({ kind: 'object', fields });
-
-const HOST_PORT = /^[^\s:,]+:\d{1,5}$/;
+const NAME_CHARS = 'letters, digits, ".", "_" or "-"';
 
 /**
  * Settings that existed once: a file or environment that still sets one is
@@ -68,10 +54,10 @@ export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
     '(in a config file, or env STREAMGATE_HEADER_GUARD) was removed: the HTTP server always parses requests itself, strictly (there is no second HTTP stack to guard any more); delete the setting (docs/http-server.md)',
 };
 
-export const schema = obj({
+export const schema = closed({
   roles: list(oneOf(ROLES), 1),
-  dataDir: str(/^.+$/),
-  server: obj({
+  dataDir: text(/^.+$/, 'must be a folder path (one line, not empty)'),
+  server: closed({
     port: int(0, 65535),
     host: str(),
     maxBodyBytes: int(1, 64 * 1024 * 1024),
@@ -79,7 +65,7 @@ export const schema = obj({
     drainDelayMs: int(0, 600_000),
     shutdownTimeoutMs: int(1_000, 600_000),
     // CIDRs (or addresses) whose PROXY protocol header (v1 or v2) must open each of their connections.
-    proxyProtocolFrom: list(cidr(true)),
+    proxyProtocolFrom: list(addressOrCidr()),
     /** Deadlines for slow clients: the whole head, the whole body, an idle kept-alive connection. */
     headTimeoutMs: int(1_000, 600_000),
     bodyTimeoutMs: int(1_000, 3_600_000),
@@ -89,18 +75,24 @@ export const schema = obj({
     /** JavaScript threads serving the node (0: the cores the process may use); see docs/threads.md. */
     threads: int(0, 256),
   }),
-  database: obj({ url: str(/^(postgres(ql)?:\/\/.*)?$/), embeddedPort: int(1, 65535), maxConnections: int(1, 500), connectTimeoutMs: int(100, 60_000), requestTimeoutMs: int(100, 60_000) }),
-  redis: obj({ url: str(/^(rediss?:\/\/.*)?$/), keyPrefix: str(), commandTimeoutMs: int(50, 10_000) }),
-  kafka: obj({
-    brokers: list(str(HOST_PORT)),
-    clientId: str(/^[\w.-]+$/),
-    topic: str(/^[\w.-]{1,249}$/),
+  database: closed({
+    url: text(/^(postgres(ql)?:\/\/.*)?$/, 'must be a postgres:// or postgresql:// URL, or "" for the embedded PostgreSQL'),
+    embeddedPort: int(1, 65535),
+    maxConnections: int(1, 500),
+    connectTimeoutMs: int(100, 60_000),
+    requestTimeoutMs: int(100, 60_000),
+  }),
+  redis: closed({ url: text(/^(rediss?:\/\/.*)?$/, 'must be a redis:// or rediss:// URL, or "" for the in-process cache'), keyPrefix: str(), commandTimeoutMs: int(50, 10_000) }),
+  kafka: closed({
+    brokers: list(text(/^[^\s:,]+:\d{1,5}$/, 'must be a broker as host:port, e.g. kafka-1:9092')),
+    clientId: text(/^[\w.-]+$/, `must be ${NAME_CHARS}, not empty`),
+    topic: text(/^[\w.-]{1,249}$/, `must be 1 to 249 ${NAME_CHARS} (a Kafka topic name)`),
     partitions: int(1, 10_000),
     replicationFactor: int(1, 32),
-    groupId: str(/^[\w.-]+$/),
+    groupId: text(/^[\w.-]+$/, `must be ${NAME_CHARS}, not empty`),
     sessionTimeoutMs: int(6_000, 300_000),
     heartbeatIntervalMs: int(100, 60_000),
-    producer: obj({
+    producer: closed({
       lingerMs: int(0, 1000),
       maxBatch: int(1, 100_000),
       retryMs: int(0, 600_000),
@@ -111,26 +103,26 @@ export const schema = obj({
       maxBatchBytes: int(1024, 64 * 1024 * 1024),
     }),
     // Files are read (and the token provider imported) when Kafka connects; crossCheck names missing pairs.
-    ssl: obj({
+    ssl: closed({
       enabled: bool(),
       caFile: str(),
       certFile: str(),
       keyFile: str(),
-      serverName: str(/^[^\s]*$/),
+      serverName: text(/^[^\s]*$/, 'must be a host name without blanks, or "" for each broker\'s own host'),
       rejectUnauthorized: bool(),
     }),
-    sasl: obj({
+    sasl: closed({
       mechanism: oneOf(KAFKA_SASL_MECHANISMS),
       username: str(),
-      // No pattern: a pattern's message quotes the value, and this one is a secret.
+      // A secret: no problem text ever quotes a setting's value.
       password: str(),
       tokenProvider: str(),
     }),
   }),
   /** How long the service keeps what it knows of an event (docs/operations.md#retention); decimals allowed (0.02 = 72 s). */
-  retention: obj({ hours: num(0.001, 1_000_000) }),
-  embeddedLog: obj({ partitions: int(1, 1024), batchSize: int(1, 100_000), pollMs: int(1, 10_000) }),
-  ingress: obj({
+  retention: closed({ hours: num(0.001, 1_000_000) }),
+  embeddedLog: closed({ partitions: int(1, 1024), batchSize: int(1, 100_000), pollMs: int(1, 10_000) }),
+  ingress: closed({
     keyMaxBytes: int(1, 65_536),
     cacheTtlMs: int(0, 3_600_000),
     validation: oneOf(['inline', 'pool']),
@@ -145,7 +137,7 @@ export const schema = obj({
     idempotencyWaitMs: int(0, 600_000),
     mappedHeaderMaxBytes: int(1, 65_536),
   }),
-  delivery: obj({
+  delivery: closed({
     allowNetworks: list(cidr()),
     allowLoopbackInSingleNode: bool(),
     timeoutMs: int(100, 600_000),
@@ -154,59 +146,66 @@ export const schema = obj({
     commitIntervalMs: int(1, 60_000),
     maxSocketsPerOrigin: int(1, 10_000),
     // Flow control per target (docs/flow-control.md): defaults of target.maxConcurrency and target.maxRatePerSecond (0: none).
-    flow: obj({ maxConcurrency: int(1, 10_000), maxRatePerSecond: num(0, 100_000), initialConcurrency: int(1, 10_000), maxPauseMs: int(0, 3_600_000) }),
+    flow: closed({ maxConcurrency: int(1, 10_000), maxRatePerSecond: num(0, 100_000), initialConcurrency: int(1, 10_000), maxPauseMs: int(0, 3_600_000) }),
     // A PEM file of CAs https: receivers may chain to, trusted besides the default ones ('' for none).
-    tls: obj({ caFile: str() }),
-    retry: obj({
+    tls: closed({ caFile: str() }),
+    retry: closed({
       scheduleSeconds: list(int(0, 7 * 86_400), 1),
       horizonSeconds: int(0, 30 * 86_400),
       holdInMemoryMs: int(0, 60_000),
     }),
-    parking: obj({
+    parking: closed({
       pageSize: int(1, 10_000),
       maxConcurrentDrains: int(1, 100_000),
       flushMs: int(0, 10_000),
       sweepMs: int(1_000, 3_600_000),
       redeliveryPollMs: int(50, 600_000),
     }),
-    attemptLog: obj({ flushMs: int(1, 60_000), maxBatch: int(1, 100_000), maxBuffered: int(1, 10_000_000) }),
+    attemptLog: closed({ flushMs: int(1, 60_000), maxBatch: int(1, 100_000), maxBuffered: int(1, 10_000_000) }),
     sandboxSpeedup: int(1, 1_000_000),
     oauthRefreshMarginSeconds: int(0, 3_600),
     disableAfterFailingSeconds: int(1, 365 * 86_400),
   }),
-  log: obj({
+  log: closed({
     level: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     // The share of management requests written to the access log, 0 to 1.
-    accessLog: obj({ sampleRate: num(0, 1) }),
+    accessLog: closed({ sampleRate: num(0, 1) }),
   }),
-  auth: obj({
-    console: obj({
+  auth: closed({
+    console: closed({
       issuer: str(),
       audience: str(),
-      jwksUrl: str(/^$|^https?:\/\//),
-      publicKeyPem: str(/^$|-----BEGIN [A-Z ]+-----/),
+      jwksUrl: text(/^$|^https?:\/\//, 'must be an http:// or https:// URL, or ""'),
+      publicKeyPem: text(/^$|-----BEGIN [A-Z ]+-----/, 'must be a PEM public key or certificate (-----BEGIN …-----), or ""'),
       sharedSecret: str(),
       algorithms: list(oneOf(['RS256', 'ES256', 'EdDSA', 'HS256']), 1),
       clockToleranceMs: int(0, 600_000),
       jwksCacheTtlMs: int(1_000, 86_400_000),
     }),
   }),
-  waas: obj({ metricsFlushMs: int(10, 60_000), gateViewTtlSeconds: int(1, 7 * 86_400) }),
+  waas: closed({ metricsFlushMs: int(10, 60_000), gateViewTtlSeconds: int(1, 7 * 86_400) }),
   /** The web console (src/api/console/, docs/console.md). */
-  console: obj({
+  console: closed({
     /** The built app ('' = dist/console of this package). */
     dir: str(),
     /** The origin browsers reach the console at ('' = http:// and the request's Host). */
-    publicUrl: str(/^$|^https?:\/\/[^\s/?#]+$/),
+    publicUrl: text(/^$|^https?:\/\/[^\s/?#]+$/, 'must be an origin such as https://streamgate.example.com (scheme, host and port; no path), or ""'),
     sessionTtlSeconds: int(60, 30 * 86_400),
     /** For OIDC sign-in with a confidential client ('' = a public client, PKCE only). */
     oidcClientSecret: str(),
   }),
-  health: obj({ intervalMs: int(100, 600_000), timeoutMs: int(50, 600_000) }),
-  metrics: obj({ enabled: bool(), token: str(/^[\x21-\x7e]*$/), perTarget: bool(), maxTargets: int(1, 10_000), eventLoopResolutionMs: int(10, 10_000) }),
+  health: closed({ intervalMs: int(100, 600_000), timeoutMs: int(50, 600_000) }),
+  metrics: closed({
+    enabled: bool(),
+    // Sent in a header: visible ASCII only.
+    token: text(/^[\x21-\x7e]*$/, 'must be visible ASCII characters (no blanks), or "" for none'),
+    perTarget: bool(),
+    maxTargets: int(1, 10_000),
+    eventLoopResolutionMs: int(10, 10_000),
+  }),
 });
 
 /** Every setting, as the code reads it (validated and frozen by loadConfig). */
-export type Config = Infer<typeof schema>;
+export type Config = Static<typeof schema>;
 /** The web console (src/api/console/, docs/console.md). */
 export type ConsoleConfig = Config['console'];

@@ -1,58 +1,33 @@
-import { parseCidr } from '../net/cidr.js';
-import { REMOVED_SETTINGS, type Config, type SchemaNode } from './schema.js';
+import type { FieldProblem } from '../errors.js';
+import { compileBody, type BodyCheck } from '../schema/body-validator.js';
+import { REMOVED_SETTINGS, schema, type Config } from './schema.js';
 
-/** Checks `value` against `node`; returns one message per bad path (empty when valid). */
-export function validateAgainst(node: SchemaNode, value: unknown, path = ''): string[] {
-  const at = path || '(root)';
-  switch (node.kind) {
-    case 'object': {
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) return [`${at}: must be an object`];
-      const errors: string[] = [];
-      const record = value as Record<string, unknown>;
-      for (const key of Object.keys(record)) {
-        if (key in node.fields) continue;
-        const removed = REMOVED_SETTINGS[join(path, key)];
-        errors.push(`${join(path, key)}: ${removed ?? 'unknown setting'}`);
-      }
-      for (const [key, child] of Object.entries(node.fields)) {
-        if (!(key in record)) errors.push(`${join(path, key)}: missing`);
-        else errors.push(...validateAgainst(child, record[key], join(path, key)));
-      }
-      return errors;
-    }
-    case 'int':
-      if (typeof value !== 'number' || !Number.isInteger(value)) return [`${at}: must be an integer`];
-      if (value < node.min || value > node.max) return [`${at}: must be between ${node.min} and ${node.max}`];
-      return [];
-    case 'number':
-      if (typeof value !== 'number' || !Number.isFinite(value)) return [`${at}: must be a number`];
-      if (value < node.min || value > node.max) return [`${at}: must be between ${node.min} and ${node.max}`];
-      return [];
-    case 'string':
-      if (typeof value !== 'string') return [`${at}: must be a string`];
-      if (node.pattern && !node.pattern.test(value)) return [`${at}: ${JSON.stringify(value)} is not valid`];
-      return [];
-    case 'cidr': {
-      const bareAddress = node.bareAddress === true;
-      if (typeof value === 'string' && parseCidr(value, { bareAddress }) !== null) return [];
-      return [`${at}: ${JSON.stringify(value)} is not ${bareAddress ? 'an IP address or ' : ''}a CIDR such as 127.0.0.0/8`];
-    }
-    case 'boolean':
-      return typeof value === 'boolean' ? [] : [`${at}: must be true or false`];
-    case 'enum':
-      return typeof value === 'string' && node.values.includes(value)
-        ? []
-        : [`${at}: must be one of ${node.values.map((v) => (v === '' ? '""' : v)).join(', ')}`];
-    case 'list': {
-      if (!Array.isArray(value)) return [`${at}: must be a list`];
-      if (node.minItems !== undefined && value.length < node.minItems) return [`${at}: needs at least ${node.minItems} item(s)`];
-      return value.flatMap((item, i) => validateAgainst(node.item, item, `${path}[${i}]`));
-    }
-  }
+/*
+ * The configuration is checked by the validator of the API bodies
+ * (src/schema/body-validator.ts), so a setting's problem reads like a field's:
+ * "server.port: must be an integer from 0 to 65535". Compiled on first use:
+ * modules that only import ConfigError do not pay for it.
+ */
+let checkSchema: BodyCheck<typeof schema> | undefined;
+
+/**
+ * Checks a merged configuration: the schema (every key, its type and bounds),
+ * then, once that passed, the rules between settings (crossCheck). Returns the
+ * valid configuration, or one `path: problem` line per problem.
+ */
+export function checkConfig(value: unknown): { ok: true; config: Config } | { ok: false; problems: string[] } {
+  checkSchema ??= compileBody(schema);
+  const checked = checkSchema(value);
+  if (!checked.ok) return { ok: false, problems: checked.problems.map(settingProblem) };
+  const problems = crossCheck(checked.value);
+  return problems.length === 0 ? { ok: true, config: checked.value } : { ok: false, problems };
 }
 
-function join(path: string, key: string): string {
-  return path ? `${path}.${key}` : key;
+/** One schema problem as a line: a key the schema does not name is a removed setting (with where it went) or an unknown one. */
+function settingProblem({ field, problem }: FieldProblem): string {
+  const path = field === '(body)' ? '(root)' : field;
+  if (problem === 'unknown field') return `${path}: ${REMOVED_SETTINGS[path] ?? 'unknown setting'}`;
+  return `${path}: ${problem}`;
 }
 
 /**

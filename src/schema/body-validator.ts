@@ -1,7 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Static, TSchema } from 'typebox';
 import type { FieldProblem } from '../errors.js';
-import { problemsOf } from './schema-problems.js';
+import { problemsOf, setFormatWords } from './schema-problems.js';
 
 /*
  * One validator for every body schema. ajv compiles each schema once (at
@@ -17,10 +17,15 @@ ajv.addKeyword({ keyword: 'x-problem', schemaType: 'string' });
 /**
  * A named string format (`{ type: "string", format: name }`) whose check is
  * ours, e.g. an IP address or CIDR. Register before compiling a schema that
- * uses it; OpenAPI readers see the name.
+ * uses it; OpenAPI readers see the name. `words` name what a valid value is
+ * ("a CIDR such as 10.0.0.0/8"): a bad value's problem is "must be <words>"
+ * (without them, "is not a valid <name>"). The first registration of a name
+ * is the one that counts: give a different check a different name.
  */
-export function registerFormat(name: string, test: (value: string) => boolean): void {
-  if (!ajv.formats[name]) ajv.addFormat(name, { type: 'string', validate: test });
+export function registerFormat(name: string, test: (value: string) => boolean, words?: string): void {
+  if (ajv.formats[name]) return;
+  ajv.addFormat(name, { type: 'string', validate: test });
+  if (words !== undefined) setFormatWords(name, words);
 }
 
 export type Checked<S extends TSchema> = { ok: true; value: Static<S> } | { ok: false; problems: FieldProblem[] };

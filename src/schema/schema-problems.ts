@@ -32,6 +32,14 @@ export function problemsOf(root: unknown, errors: readonly ErrorObject[]): Field
   return out;
 }
 
+/** What a value of a named format is ("a CIDR such as 10.0.0.0/8"), from registerFormat. */
+const FORMAT_WORDS = new Map<string, string>();
+
+/** A bad value of format `name` is then "must be <words>". */
+export function setFormatWords(name: string, words: string): void {
+  FORMAT_WORDS.set(name, words);
+}
+
 /** The instance segments a schema step consumes: properties/x, items, … descend into the value. */
 const DESCENDS: Record<string, 'named' | 'indexed' | 'next'> = {
   properties: 'named',
@@ -98,7 +106,8 @@ function words(keyword: string, p: Record<string, unknown>, node: Node): string 
     case 'type':
       return `must be ${typeWords(p.type)}`;
     case 'enum':
-      return `must be one of ${(node.enum as unknown[]).filter((v) => v !== null).join(', ')}`;
+      // '' is a value too (e.g. "no mechanism"): shown as "", not as nothing between two commas.
+      return `must be one of ${(node.enum as unknown[]).filter((v) => v !== null).map((v) => (v === '' ? '""' : String(v))).join(', ')}`;
     case 'const':
       return `must be ${JSON.stringify(node.const)}`;
     case 'minimum':
@@ -112,8 +121,10 @@ function words(keyword: string, p: Record<string, unknown>, node: Node): string 
       return `must be at most ${String(p.limit)} characters`;
     case 'pattern':
       return 'has an invalid format';
-    case 'format':
-      return `is not a valid ${String(p.format)}`;
+    case 'format': {
+      const what = FORMAT_WORDS.get(String(p.format));
+      return what === undefined ? `is not a valid ${String(p.format)}` : `must be ${what}`;
+    }
     case 'minItems':
       return `must have at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}`;
     case 'maxItems':

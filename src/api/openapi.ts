@@ -1,12 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import Type, { type Static } from 'typebox';
 import { parse } from 'yaml';
+import { errorCatalog, type ErrorCode, type ServiceError } from '../errors.js';
+import { oneOf } from '../schema/schema-kit.js';
 import { ConsoleSignInInput } from './console/console-api.js';
+import { ConsoleSessionView } from './console/console-views.js';
 import { RedeliverInput } from './events/events-api.js';
+import { AttemptView, DeliveryView, EventListItemView, EventView, RedeliveryJobView } from './events/event-views.js';
 import { RedeliveryJobInput } from './events/redelivery-jobs-api.js';
 import { ApiKeyInput } from './v1/config-api.js';
 import { QueueInput } from './v1/queue-input.js';
-import { QueueView, TargetView, WorkspaceView } from './v1/resource-views.js';
+import { QueueView, QueueWithStateView, TargetView, WorkspaceView } from './v1/resource-views.js';
 import { SigningKeyInput } from './v1/signing-keys-api.js';
 import { TargetInput } from './v1/target-input.js';
 import { WorkspacePatch } from './v1/workspace-api.js';
@@ -15,6 +20,7 @@ import { CatalogEntryRefInput } from './waas/waas-context.js';
 import { IntegrationAcceptInput, IntegrationInviteInput } from './waas/waas-integrations.js';
 import { PackageInput } from './waas/waas-packages.js';
 import { EnableProducerInput, StreamInput } from './waas/waas-streams.js';
+import { ActivationView, CatalogEntryView, IntegrationView, PackageView, SubscriptionView } from './waas/waas-views.js';
 
 /*
  * The served OpenAPI document is put together from two sources:
@@ -24,9 +30,12 @@ import { EnableProducerInput, StreamInput } from './waas/waas-streams.js';
  *                          `requestBody: { $ref: '#/components/requestBodies/QueueInput' }`
  *   the body schemas       (TypeBox, the ones the handlers validate with)
  *                          → components.schemas.<title> and components.requestBodies.<title>
+ *   the answer schemas     (TypeBox; the functions building those answers return their Static type)
+ *                          → components.schemas.<title>, which the yaml's responses $ref
  *
- * So what a route accepts is written once, in code; the OpenAPI test checks
- * that each route's declared body (RouteOptions.body) is the one its path refers to.
+ * So what a route accepts and what it answers is written once, in code; the
+ * OpenAPI test checks that each route's declared body (RouteOptions.body) is
+ * the one its path refers to, and validates real answers against the schemas.
  */
 
 // The document lives beside its source (tsc does not copy YAML): resolve it
@@ -39,8 +48,43 @@ export const BODY_SCHEMAS: readonly object[] = [
   StreamInput, EnableProducerInput, IntegrationInviteInput, IntegrationAcceptInput, CatalogEntryRefInput, ActivationInput, PackageInput,
 ];
 
-/** Answers whose schema is in code (the view functions return their Static type), by title. */
-export const ANSWER_SCHEMAS: readonly object[] = [WorkspaceView, QueueView, TargetView];
+/**
+ * The error envelope every endpoint answers errors with (errorEnvelope in
+ * src/errors.ts, docs/api.md#conventions): `ErrorAnswer` below fails to compile
+ * when ServiceError carries something this schema does not allow.
+ */
+export const ErrorView = Type.Object(
+  {
+    error: Type.Object(
+      {
+        code: oneOf(Object.keys(errorCatalog) as ErrorCode[]),
+        message: Type.String(),
+        details: Type.Optional(
+          Type.Union(
+            [
+              Type.Array(Type.Object({ field: Type.String(), problem: Type.String() }, { additionalProperties: false }), {
+                description: 'validation_failed: one entry per bad field (docs/api.md#conventions)',
+              }),
+              Type.Record(Type.String(), Type.Unknown(), { description: 'other codes: facts about the error' }),
+            ],
+          ),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { title: 'Error', additionalProperties: false },
+);
+
+/** What errorEnvelope makes of a ServiceError; compiles only while it fits ErrorView. */
+export type ErrorAnswer = Fits<{ error: { code: ServiceError['code']; message: ServiceError['message']; details?: NonNullable<ServiceError['details']> } }, Static<typeof ErrorView>>;
+type Fits<A extends B, B> = A;
+
+/** Answers whose schema is in code (the functions building them return their Static type), by title. */
+export const ANSWER_SCHEMAS: readonly object[] = [
+  WorkspaceView, QueueView, QueueWithStateView, TargetView, AttemptView, DeliveryView, EventView, EventListItemView, RedeliveryJobView,
+  CatalogEntryView, IntegrationView, SubscriptionView, ActivationView, PackageView, ConsoleSessionView, ErrorView,
+];
 
 /** The OpenAPI document as JSON text, built once. */
 export function openApiJson(): string {

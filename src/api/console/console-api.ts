@@ -5,14 +5,15 @@ import type { Router } from '../../http/router.js';
 import { clearCookie, readCookie, setCookie } from '../../http/cookies.js';
 import type { Logger } from '../../observability/logger.js';
 import type { KeyAuthenticator } from '../../auth/key-authenticator.js';
-import { SESSION_COOKIE, type ConsoleSessions, type SessionBody } from '../../auth/console-sessions.js';
+import { SESSION_COOKIE, type ConsoleSessions } from '../../auth/console-sessions.js';
 import { decodeFlow, encodeFlow, OidcFailed, type OidcClient } from '../../auth/oidc-client.js';
 import { crossOriginRefused, crossOriginWrite, fromOwnOrigin, ownOrigin } from '../../auth/same-origin.js';
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed } from '../../schema/schema-kit.js';
 import { readBody } from '../json-body.js';
 import { CONSOLE_HEADERS } from './console-static.js';
+import type { ConsoleSessionView } from './console-views.js';
 
 /** The body of `POST /console/api/session`: sign in with an API key of the license. */
 export const ConsoleSignInInput = closed(
@@ -131,7 +132,7 @@ export function registerConsoleApi(router: Router, deps: ConsoleApiDeps): void {
   });
 }
 
-async function bodyOf(sessions: ConsoleSessions, token: string): Promise<SessionBody | null> {
+async function bodyOf(sessions: ConsoleSessions, token: string): Promise<Static<typeof ConsoleSessionView> | null> {
   const resolved = await sessions.resolve(token);
   return resolved ? sessions.body(resolved) : null;
 }

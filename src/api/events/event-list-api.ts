@@ -3,7 +3,9 @@ import { ServiceError } from '../../errors.js';
 import { decodePathSegment } from '../../http/path-segment.js';
 import type { NodeContext } from '../../node/node-context.js';
 import { EventListRepo, type EventListItem } from '../../storage/event-list-repo.js';
+import type { Static } from 'typebox';
 import { encodeCursor, readEventListQuery } from './event-list-query.js';
+import type { EventListItemView } from './event-views.js';
 
 /**
  * `GET /v1/tenants/{tenant}/queues/{name}/events`: the console's event list,
@@ -45,7 +47,7 @@ export function registerEventListApi(ctx: NodeContext, auth: ManagementAuth): vo
   });
 }
 
-function itemJson(e: EventListItem) {
+function itemJson(e: EventListItem): Static<typeof EventListItemView> {
   return {
     eventId: e.eventId,
     receivedAt: e.receivedAt.toISOString(),

@@ -8,7 +8,7 @@ import type { NodeContext } from '../../node/node-context.js';
 import { DeliveryRecordRepo, type EventView } from '../../storage/delivery-record-repo.js';
 import { RedeliveryRepo } from '../../storage/redelivery-repo.js';
 import type { WorkspaceRow } from '../../storage/topology-repo.js';
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed, maybe } from '../../schema/schema-kit.js';
 import { readBody } from '../json-body.js';
@@ -16,6 +16,7 @@ import { decodePathSegment } from '../../http/path-segment.js';
 import { eventIdTime } from '../../ids.js';
 import { redeliver } from './redeliver.js';
 import { eventContent } from './event-content.js';
+import type { EventView as EventAnswer } from './event-views.js';
 
 
 /** The body of `POST /v1/tenants/{tenant}/events/{eventId}/redeliver`: one target of the event, or (none given) all of them. */
@@ -79,7 +80,8 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     const record = bytes ? decodeEvent(bytes) : null;
     // Past retention the record is gone: the event is, for its workspace (never a half-empty answer).
     if (!record || record.id !== event.eventId) throw expired(event.eventId);
-    ex.sendJson(200, { ...eventJson(ws, event), ...eventContent(record) });
+    const answer: Static<typeof EventAnswer> = { ...eventJson(ws, event), ...eventContent(record) };
+    ex.sendJson(200, answer);
   });
 
   /** The delivery records's view of an event; failing that, the event log's (delivery has not consumed it yet). */
@@ -180,7 +182,7 @@ async function notConsumedView(ctx: NodeContext, { record, found }: { record: Ev
   };
 }
 
-function eventJson(ws: WorkspaceRow, e: EventView) {
+function eventJson(ws: WorkspaceRow, e: EventView): Static<typeof EventAnswer> {
   return {
     eventId: e.eventId,
     tenantPublicId: ws.publicId,

@@ -7,11 +7,12 @@ import { RedeliveryJobRepo, type RedeliveryJobRow } from '../../storage/redelive
 import { RedeliveryRepo } from '../../storage/redelivery-repo.js';
 import { redeliver } from './redeliver.js';
 import { parseIsoTime } from './event-list-query.js';
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { compileBody, registerFormat } from '../../schema/body-validator.js';
 import { closed, maybe, withProblem } from '../../schema/schema-kit.js';
 import { Problems, readBody } from '../json-body.js';
 import { RedeliveryJobRunner, STALE_AFTER_MS } from '../../jobs/redelivery-job-runner.js';
+import type { RedeliveryJobView } from './event-views.js';
 
 /**
  * The widest range one job covers. The event log keeps records for days, not
@@ -95,7 +96,7 @@ function rangeOf(body: { from: string; to: string; dryRun?: boolean | null }): {
   return { from, to, dryRun: body.dryRun ?? false };
 }
 
-function jobJson(job: RedeliveryJobRow) {
+function jobJson(job: RedeliveryJobRow): Static<typeof RedeliveryJobView> {
   return {
     jobId: job.publicId,
     status: job.status,

@@ -1,7 +1,7 @@
 /**
  * What the configuration API answers for a workspace, a queue and a target:
  * the schemas the OpenAPI document shows (components.schemas Workspace, Queue,
- * Target) and the types the view functions return, so the document cannot say
+ * QueueWithState, Target) and the types the view functions return, so the document cannot say
  * one thing while the code sends another (the OpenAPI test validates real
  * answers against them).
  */
@@ -90,4 +90,22 @@ export const TargetView = Type.Object(
     updatedAt: time(),
   },
   { title: 'Target', additionalProperties: false },
+);
+
+/** queue-state.ts's QueueState (the queue list's type check keeps the two together). */
+const QUEUE_STATES = ['accepting', 'closed', 'archived', 'paused'] as const;
+
+/** A queue as the workspace's queue list (and archive/restore) shows it: the queue and its state. */
+export const QueueWithStateView = Type.Object(
+  {
+    ...QueueView.properties,
+    state: oneOf(QUEUE_STATES),
+    pausedReason: nullable(Type.String({ description: 'why the queue is paused' })),
+  },
+  {
+    title: 'QueueWithState',
+    additionalProperties: false,
+    description:
+      'state: archived (queue or workspace; 409 queue_archived) wins over paused (no valid mode; 409 queue_paused), which wins over closed (409 ingress_closed)',
+  },
 );

@@ -1,3 +1,4 @@
+import type { Static } from 'typebox';
 import type { ManagementAuth } from '../../auth/management-auth.js';
 import type { InvalidationBus } from '../../cache/invalidation-bus.js';
 import type { QueueDefaults } from '../../routing/queue-settings.js';
@@ -9,6 +10,7 @@ import type { SigningKeyRepo } from '../../storage/signing-key-repo.js';
 import type { QueueRow, TopologyRepo, WorkspaceRow } from '../../storage/topology-repo.js';
 import { queueJson, targetJson } from './config-api.js';
 import { queueState } from './queue-state.js';
+import type { QueueWithStateView } from './resource-views.js';
 
 export interface TopologyListsApiDeps {
   auth: ManagementAuth;
@@ -38,7 +40,7 @@ export function registerTopologyListsApi(router: Router, deps: TopologyListsApiD
   const access = async (ex: Exchange): Promise<WorkspaceRow> =>
     (await deps.auth.configWorkspace(ex, decodePathSegment(ex.params[0]!, 'No such workspace.'))).ws;
 
-  const queueView = async (ws: WorkspaceRow, rows: QueueRow[]) => {
+  const queueView = async (ws: WorkspaceRow, rows: QueueRow[]): Promise<Array<Static<typeof QueueWithStateView>>> => {
     const needsKeys = rows.some((r) => r.settings.authMode === 'signed_request');
     const activeSigningKeys = needsKeys ? (await deps.signingKeys.active(ws.id)).length : 0;
     return rows.map((row) => ({ ...queueJson(ws, row, deps.queueDefaults), ...queueState(row.settings, { workspaceArchived: ws.archived, activeSigningKeys }) }));

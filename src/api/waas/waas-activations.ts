@@ -4,6 +4,7 @@ import type { Router } from '../../http/router.js';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed } from '../../schema/schema-kit.js';
 import { checkBodyWithRules } from '../json-body.js';
+import type { ActivationView } from './waas-views.js';
 import { GroupKeyString, groupKeyProblem, noContent, param, publicIdString, published, readBody, readQuery, writer, type WaasDeps } from './waas-context.js';
 
 /** The body of `POST /waas/activations` and of `DELETE /waas/activations`: the (producer, group key, integration) triple. */
@@ -49,7 +50,8 @@ export function registerWaasActivations(router: Router, deps: WaasDeps): void {
     if (!integration || integration.producerWorkspaceId !== ws.id) throw new ServiceError('not_found', 'No such integration.');
     const { row, created, changed } = await deps.activations.activate(ws.id, triple.groupKey, integration.id);
     if (changed) await published(deps);
-    ex.sendJson(created ? 201 : 200, { publicId: row.publicId, groupKey: row.groupKey, status: row.status, integrationPublicId: integration.publicId });
+    const answer: Static<typeof ActivationView> = { publicId: row.publicId, groupKey: row.groupKey, status: row.status, integrationPublicId: integration.publicId };
+    ex.sendJson(created ? 201 : 200, answer);
   });
 
   // Extension (the console lists them): the producer's activations, by group key.
@@ -63,7 +65,8 @@ export function registerWaasActivations(router: Router, deps: WaasDeps): void {
       integrationId = integration.id;
     }
     const rows = await deps.activations.list(ws.id, { ...(query.groupKey !== undefined ? { groupKey: query.groupKey } : {}), ...(integrationId ? { integrationId } : {}) });
-    ex.sendJson(200, { data: rows });
+    const data: Array<Static<typeof ActivationView>> = rows;
+    ex.sendJson(200, { data });
   });
 
   router.add('del', '/waas/activations', { ...opts, body: checkActivation }, async (ex) => {

@@ -1,13 +1,15 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import type { Caller } from '../../auth/management-auth.js';
 import { ServiceError } from '../../errors.js';
 import type { Router } from '../../http/router.js';
 import { randomBytesPooled } from '../../ids.js';
-import type { AcceptInto, IntegrationRow } from '../../storage/waas-integration-repo.js';
+import type { AcceptInto, IntegrationRow, SubscriptionRow } from '../../storage/waas-integration-repo.js';
+import type { BlockLedger } from '../../routing/block-coverage.js';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed, maybe } from '../../schema/schema-kit.js';
 import { checkBody } from '../json-body.js';
+import type { IntegrationView } from './waas-views.js';
 import { param, publicIdString, published, readBody, readQuery, writer, type WaasDeps } from './waas-context.js';
 
 const EMAIL = /^[^\s@<>",;]{1,64}@[^\s@<>",;]+\.[^\s@<>",;]+$/;
@@ -64,17 +66,7 @@ export function registerWaasIntegrations(router: Router, deps: WaasDeps): void {
     const ws = await deps.auth.waasWorkspace(caller, param(ex, 0), 'read');
     const [rows, ledger] = await Promise.all([deps.integrations.ofProducer(ws.id), deps.blocks.ledgerOfProducer(ws.id)]);
     const subscriptions = await deps.integrations.subscriptionsOf(rows.map((i) => i.id));
-    ex.sendJson(200, {
-      data: rows.map((i) => ({
-        publicId: i.publicId,
-        invitedEmail: i.invitedEmail,
-        status: i.status,
-        receivingTenantPublicId: i.receivingTenantPublicId,
-        subscriptions: subscriptions
-          .filter((s) => s.integrationId === i.id)
-          .map((s) => ({ catalogEntryPublicId: s.catalogEntryPublicId, status: ledger.status(i.id, s.catalogEntryId) })),
-      })),
-    });
+    ex.sendJson(200, { data: rows.map((i) => integrationJson(i, subscriptions, ledger)) });
   });
 
   // Extension: the receiving side's list, so a partner needs no ids to find its integrations.
@@ -170,6 +162,19 @@ async function existingAccount(
     return { kind: 'workspace', workspaceId: caller.workspaceId };
   }
   return { kind: 'new-workspace', licenseId };
+}
+
+/** An integration as its producer lists it, with the status of each of its subscriptions. */
+function integrationJson(i: IntegrationRow, subscriptions: SubscriptionRow[], ledger: BlockLedger): Static<typeof IntegrationView> {
+  return {
+    publicId: i.publicId,
+    invitedEmail: i.invitedEmail,
+    status: i.status,
+    receivingTenantPublicId: i.receivingTenantPublicId,
+    subscriptions: subscriptions
+      .filter((s) => s.integrationId === i.id)
+      .map((s) => ({ catalogEntryPublicId: s.catalogEntryPublicId, status: ledger.status(i.id, s.catalogEntryId) })),
+  };
 }
 
 function hashToken(token: string): Buffer {

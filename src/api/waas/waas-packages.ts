@@ -8,6 +8,7 @@ import { compileBody } from '../../schema/body-validator.js';
 import { closed, maybe, withProblem } from '../../schema/schema-kit.js';
 import { checkBody } from '../json-body.js';
 import { slugify } from './package-slug.js';
+import type { PackageView } from './waas-views.js';
 import { checkCatalogEntryRef, noContent, param, published, readBody, writer, type WaasDeps } from './waas-context.js';
 
 /**
@@ -100,6 +101,6 @@ export function readPackage(body: unknown): Static<typeof PackageInput> {
   return checkBody(body, checkPackage);
 }
 
-function packageJson(p: PackageRow) {
+function packageJson(p: PackageRow): Static<typeof PackageView> {
   return { publicId: p.publicId, key: p.key, name: p.name, description: p.description, status: p.status, streams: p.streams };
 }

@@ -1,4 +1,4 @@
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import type { Router } from '../../http/router.js';
 import { StreamConflict, type CatalogItem, type StreamInput as StreamState } from '../../storage/waas-catalog-repo.js';
 import type { WorkspaceRow } from '../../storage/topology-repo.js';
@@ -7,6 +7,7 @@ import type { Exchange } from '../../http/exchange.js';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed, maybe, withProblem } from '../../schema/schema-kit.js';
 import { checkBody } from '../json-body.js';
+import type { CatalogEntryView } from './waas-views.js';
 import { param, publicIdString, published, readBody, STREAM_NAME, writer, type WaasDeps } from './waas-context.js';
 
 /** No C0, DEL or C1 control character (one or more characters). */
@@ -117,7 +118,7 @@ async function catalogReader(deps: WaasDeps, ex: Exchange, tenant: string): Prom
   }
 }
 
-function catalogJson(item: CatalogItem) {
+function catalogJson(item: CatalogItem): Static<typeof CatalogEntryView> {
   return {
     publicId: item.publicId,
     key: item.name,

@@ -1,3 +1,4 @@
+import type { Static } from 'typebox';
 import type { Access, Caller } from '../../auth/management-auth.js';
 import { ServiceError } from '../../errors.js';
 import type { Exchange } from '../../http/exchange.js';
@@ -5,6 +6,7 @@ import type { Router } from '../../http/router.js';
 import type { IntegrationRow, SubscriptionRow } from '../../storage/waas-integration-repo.js';
 import type { BlockLedger } from '../../routing/block-coverage.js';
 import { checkBody } from '../json-body.js';
+import type { SubscriptionView } from './waas-views.js';
 import { checkCatalogEntryRef, noContent, param, published, readBody, writer, type WaasDeps } from './waas-context.js';
 
 /**
@@ -58,7 +60,7 @@ async function partnerIntegration(deps: WaasDeps, ex: Exchange, caller: Caller, 
   return integration;
 }
 
-function subscriptionJson(s: SubscriptionRow, ledger: BlockLedger) {
+function subscriptionJson(s: SubscriptionRow, ledger: BlockLedger): Static<typeof SubscriptionView> {
   return {
     publicId: s.publicId,
     catalogEntryPublicId: s.catalogEntryPublicId,

@@ -2,7 +2,10 @@ import t from 'tap';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { freshBackends } from '../../helpers/backends.js';
+import { waitForEvent } from '../../helpers/delivery.js';
 import { bootstrapDatabase, clientFor, startTestNode } from '../../helpers/nodes.js';
+import { startReceiver } from '../../helpers/receiver.js';
+import { Waas } from '../../helpers/waas.js';
 import { toOpenApiPath } from '../../../src/api/openapi.js';
 
 t.test('the served OpenAPI document describes exactly the routes the server registers', async (t) => {
@@ -56,16 +59,25 @@ t.test('the served OpenAPI document describes exactly the routes the server regi
   t.ok(node.routes.filter((r) => r.body !== null).length >= 8, 'the management routes declare their bodies');
 });
 
-t.test('real answers match the schemas the document shows (Workspace, Queue, Target)', async (t) => {
+t.test('real answers match the schemas the document shows (every schema of an answer)', async (t) => {
   const backends = await freshBackends(t);
   const creds = await bootstrapDatabase(backends.databaseUrl);
   const node = await startTestNode(t, backends);
   const api = clientFor(node.port, creds);
   const doc = (await api.request('GET', '/openapi.json')).body;
   const ajv = new Ajv2020({ strict: false, validateFormats: false });
+  const checked = new Set<string>();
   const check = (name: string, value: unknown) => {
     const validate = ajv.compile(doc.components.schemas[name]);
     t.ok(validate(value), `${name}: ${JSON.stringify(validate.errors)}`);
+    // The schema is closed: the same answer with a field the code does not send fails it.
+    t.notOk(validate({ ...(value as object), undocumented: 1 }), `${name} refuses a field it does not name`);
+    checked.add(name);
+  };
+  /** Each item of a list answer (at least one: an empty list checks nothing). */
+  const checkEach = (name: string, items: unknown) => {
+    t.ok(Array.isArray(items) && items.length > 0, `${name}: a list with items`);
+    for (const item of items as unknown[]) check(name, item);
   };
   const queue = await api.manage('PUT', api.tenantPath('/queues/full'), {
     authMode: 'payments', paymentsSecret: 'whsec_x', ipAllowlist: ['10.0.0.0/8'], groupKeyRequired: true,
@@ -86,4 +98,82 @@ t.test('real answers match the schemas the document shows (Workspace, Queue, Tar
   const patched = await api.manage('PATCH', api.tenantPath(''), { ingress: { partitionKey: { source: 'query', name: 'p' } }, defaultAuthMode: 'signed_request' });
   t.equal(patched.status, 200);
   check('Workspace', patched.body);
+
+  // An event delivered once, with its attempt; the queue's event list; the queue list (with states).
+  const receiver = await startReceiver(t);
+  await api.wire('orders', 'orders-target', `${receiver.url}/in`, { eventType: { source: 'body', name: 'type' } });
+  const posted = await api.postEvent('orders', '{"type":"order.created"}', { 'idempotency-key': 'k-1', 'x-service-partition-key': 'p-1' });
+  t.equal(posted.status, 202);
+  const event = await waitForEvent(api, posted.body.eventId, (e) => e.deliveries[0]?.status === 'delivered' && e.deliveries[0].attempts.length > 0);
+  t.equal(event.headers.length > 0 && event.retained, true, 'the GET of one event carries its content');
+  check('Event', event);
+  check('Delivery', event.deliveries[0]);
+  check('Attempt', event.deliveries[0].attempts[0]);
+  const listed = await api.manage('GET', api.tenantPath('/queues/orders/events'));
+  t.equal(listed.status, 200);
+  checkEach('EventListItem', listed.body.items);
+  t.equal(listed.body.items[0].targets[0]?.attempts, 1, 'the list counts the attempt');
+  await api.manage('PUT', api.tenantPath('/queues/signed'), { authMode: 'signed_request' });
+  const queues = await api.manage('GET', api.tenantPath('/queues'));
+  t.ok(queues.body.items.some((q: { state: string }) => q.state === 'paused'), 'a paused queue is listed (with its reason)');
+  checkEach('QueueWithState', queues.body.items);
+  check('QueueWithState', (await api.manage('POST', api.tenantPath('/queues/plain/archive'))).body);
+
+  // A bulk redelivery job (a real one, over a range without failures: it has nothing to do).
+  const now = Date.now();
+  const started = await api.manage('POST', api.tenantPath('/targets/orders-target/redeliveries'), { from: new Date(now - 3_600_000).toISOString(), to: new Date(now).toISOString() });
+  t.equal(started.status, 202, JSON.stringify(started.body));
+  let job = (await api.manage('GET', api.tenantPath(`/redelivery-jobs/${started.body.jobId}`))).body;
+  check('RedeliveryJob', job);
+  for (let i = 0; i < 100 && job.status === 'running'; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    job = (await api.manage('GET', api.tenantPath(`/redelivery-jobs/${started.body.jobId}`))).body;
+  }
+  t.equal(job.status, 'done');
+  check('RedeliveryJob', job);
+
+  // /waas: a stream in a package, a partner subscribed and activated, an invitation still pending.
+  const waas = new Waas(api);
+  const producer = `/waas/producer/${waas.tenant}`;
+  t.equal((await api.manage('POST', '/waas/enable-producer', { producerTenantPublicId: waas.tenant })).status, 200);
+  const stream = await waas.putStream('shipments', { description: 'Parcels', eventTypes: ['shipment.sent'], payloadSchema: '{"type":"object"}' });
+  const pkg = await api.manage('POST', `${producer}/packages`, { name: 'Logistics', description: 'Moves' });
+  t.equal(pkg.status, 201);
+  check('Package', pkg.body);
+  await waas.addToPackage(pkg.body.publicId, stream.publicId);
+  checkEach('Package', (await api.manage('GET', `${producer}/packages`)).body.data);
+  const catalog = (await api.manage('GET', `${producer}/catalog`)).body.data;
+  t.same(catalog[0]?.packages, [pkg.body.publicId]);
+  checkEach('CatalogEntry', catalog);
+  const partner = await waas.newPartner('partner@example.com');
+  await waas.invite('pending@example.com');
+  const subscribed = await partner.api.manage('POST', `/waas/integrations/${partner.integrationPublicId}/subscriptions`, { catalogEntryPublicId: stream.publicId });
+  t.equal(subscribed.status, 201);
+  check('Subscription', subscribed.body);
+  checkEach('Subscription', (await partner.api.manage('GET', `/waas/integrations/${partner.integrationPublicId}/subscriptions`)).body.data);
+  const integrations = (await api.manage('GET', `${producer}/integrations`)).body.data;
+  t.same(integrations.map((i: { status: string }) => i.status).sort(), ['Active', 'Pending']);
+  checkEach('Integration', integrations);
+  const activated = await api.manage('POST', '/waas/activations', { producerTenantPublicId: waas.tenant, groupKey: 'store-1', integrationPublicId: partner.integrationPublicId });
+  t.equal(activated.status, 201);
+  check('Activation', activated.body);
+  checkEach('Activation', (await api.manage('GET', `${producer}/activations`)).body.data);
+
+  // A console session (signed in with the Build key).
+  const session = await api.request('POST', '/console/api/session', { body: { licensePublicId: creds.licensePublicId, key: creds.buildKey }, headers: { origin: api.baseUrl } });
+  t.equal(session.status, 200, JSON.stringify(session.body));
+  check('ConsoleSession', session.body);
+
+  // Errors: one with field problems, one without details.
+  const invalid = await api.manage('PUT', api.tenantPath('/queues/bad'), { authMode: 'nope', extra: 1 });
+  t.equal(invalid.status, 400);
+  t.ok(Array.isArray(invalid.body.error.details), 'validation_failed names its fields');
+  check('Error', invalid.body);
+  const missing = await api.manage('GET', api.tenantPath('/events/evt_doesnotexist'));
+  t.equal(missing.status, 404);
+  check('Error', missing.body);
+
+  // Every schema of an answer in the document was checked against a real answer.
+  const answerSchemas = Object.keys(doc.components.schemas).filter((name) => !(name in doc.components.requestBodies));
+  t.same(answerSchemas.filter((name) => !checked.has(name)).sort(), [], 'every answer schema is checked');
 });

@@ -1,0 +1,72 @@
+/**
+ * What the /waas API answers for a catalog entry (stream), an integration, a
+ * subscription, an activation and a package: the schemas the OpenAPI document
+ * shows (components.schemas CatalogEntry, Integration, Subscription,
+ * Activation, Package) and the types the functions building those answers
+ * return, so the document cannot drift from the code (the OpenAPI test
+ * validates real answers against them).
+ */
+import Type from 'typebox';
+import { nullable, oneOf } from '../../schema/schema-kit.js';
+
+const publicId = (prefix: string) => Type.String({ pattern: `^${prefix}_` });
+const SUBSCRIPTION_STATUSES = ['live', 'paused'] as const;
+
+export const CatalogEntryView = Type.Object(
+  {
+    publicId: publicId('cat'),
+    key: Type.String({ description: "the stream's name (its queue's name)" }),
+    name: Type.String(),
+    description: Type.String({ description: "'' when none was given" }),
+    eventTypes: Type.Array(Type.String()),
+    payloadSchema: nullable(Type.String({ description: 'exactly as applied' })),
+    status: oneOf(['Published', 'Deprecated'] as const),
+    packages: Type.Array(publicId('pkg'), { description: 'Active packages containing the stream' }),
+  },
+  { title: 'CatalogEntry', additionalProperties: false },
+);
+
+export const IntegrationView = Type.Object(
+  {
+    publicId: publicId('int'),
+    invitedEmail: Type.String({ format: 'email' }),
+    status: oneOf(['Pending', 'Active'] as const),
+    receivingTenantPublicId: nullable(Type.String({ pattern: '^ten_', description: 'null until accepted' })),
+    subscriptions: Type.Array(
+      Type.Object({ catalogEntryPublicId: publicId('cat'), status: oneOf(SUBSCRIPTION_STATUSES) }, { additionalProperties: false }),
+    ),
+  },
+  { title: 'Integration', additionalProperties: false },
+);
+
+export const SubscriptionView = Type.Object(
+  {
+    publicId: publicId('sub'),
+    catalogEntryPublicId: publicId('cat'),
+    status: oneOf(SUBSCRIPTION_STATUSES),
+    receivingQueue: nullable(Type.String({ description: 'the queue of the receiving workspace the stream arrives on' })),
+  },
+  { title: 'Subscription', additionalProperties: false },
+);
+
+export const ActivationView = Type.Object(
+  {
+    publicId: publicId('act'),
+    groupKey: Type.String(),
+    status: oneOf(['Active', 'Revoked'] as const),
+    integrationPublicId: publicId('int'),
+  },
+  { title: 'Activation', additionalProperties: false },
+);
+
+export const PackageView = Type.Object(
+  {
+    publicId: publicId('pkg'),
+    key: Type.String({ description: 'a slug of the name, unique per producer' }),
+    name: Type.String(),
+    description: nullable(Type.String()),
+    status: oneOf(['Active', 'archived'] as const),
+    streams: Type.Array(publicId('cat')),
+  },
+  { title: 'Package', additionalProperties: false },
+);

@@ -1,5 +1,5 @@
 /**
  * The package entry point for code that uses streamgate as a library: today
- * the receiver helper that checks the signatures streamgate puts on deliveries.
+ * the receiver verifier (the same as `streamgate/verify`, docs/verify.md).
  */
-export { verifyServiceSignature, type VerifyInput, type VerifyResult } from './delivery/signing/verify-signature.js';
+export * from './verify/index.js';

@@ -239,7 +239,10 @@ export class KafkaReader implements EventLogReader {
     let failure: unknown = null;
     for (const answer of answers) {
       if (answer.status === 'rejected') failure = answer.reason;
-      else if (generation === this.generation) this.handOver(answer.value);
+      // A fetch waits up to FETCH_WAIT_MS for records: one that comes back after
+      // pause() (a drain) is dropped without moving the positions, so nothing new
+      // reaches an actor once paused; those records stay uncommitted for the next owner.
+      else if (generation === this.generation && !this.paused) this.handOver(answer.value);
     }
     if (failure) await this.recover(failure);
     return true;

@@ -128,7 +128,12 @@ export const schema = obj({
     }),
   }),
   /** How long the service keeps what it knows of an event (docs/operations.md#retention); decimals allowed (0.02 = 72 s). */
-  retention: obj({ hours: num(0.001, 1_000_000) }),
+  retention: obj({
+    hours: num(0.001, 1_000_000),
+    // The Postgres retention sweep (management role, src/jobs/retention-sweep.ts): how often, and rows per DELETE.
+    sweepIntervalMs: int(1_000, 86_400_000),
+    deleteBatchRows: int(1, 100_000),
+  }),
   embeddedLog: obj({ partitions: int(1, 1024), batchSize: int(1, 100_000), pollMs: int(1, 10_000) }),
   ingress: obj({
     keyMaxBytes: int(1, 65_536),

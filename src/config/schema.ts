@@ -120,7 +120,12 @@ export const schema = closed({
     }),
   }),
   /** How long the service keeps what it knows of an event (docs/operations.md#retention); decimals allowed (0.02 = 72 s). */
-  retention: closed({ hours: num(0.001, 1_000_000) }),
+  retention: closed({
+    hours: num(0.001, 1_000_000),
+    // The Postgres retention sweep (management role, src/jobs/retention-sweep.ts): how often, and rows per DELETE.
+    sweepIntervalMs: int(1_000, 86_400_000),
+    deleteBatchRows: int(1, 100_000),
+  }),
   embeddedLog: closed({ partitions: int(1, 1024), batchSize: int(1, 100_000), pollMs: int(1, 10_000) }),
   ingress: closed({
     keyMaxBytes: int(1, 65_536),

@@ -58,6 +58,7 @@ export class DeliveryRecords {
         stream: update.stream,
         partition: update.partition,
         offset: update.offset,
+        receivedAt: update.receivedAt,
       });
     }
     this.schedule();

@@ -65,7 +65,7 @@ export class DeliveryStep {
     const target = fresh ? job.routed : await this.currentTarget(job, signal);
     job.routed = null;
     if (!target || target.disabled) {
-      this.deps.deliveryRecords.delivery({ eventId: record.id, targetId: job.targetId, stream: this.deps.stream, partition, offset: job.seq, status: 'blocked' });
+      this.deps.deliveryRecords.delivery({ eventId: record.id, targetId: job.targetId, stream: this.deps.stream, partition, offset: job.seq, receivedAt: record.receivedAt, status: 'blocked' });
       return { kind: 'done', status: 'blocked' };
     }
 
@@ -132,6 +132,7 @@ export class DeliveryStep {
       stream: this.deps.stream,
       partition,
       offset: job.seq,
+      receivedAt: record.receivedAt,
       status: verdict.kind === 'retry' ? 'retrying' : verdict.status,
       attempt: entry,
     });

@@ -2,6 +2,8 @@ import type { Config, Role } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import { connectDatabase } from '../storage/db.js';
 import { migrate } from '../storage/migrate.js';
+import { RetentionRepo } from '../storage/retention-repo.js';
+import { ensurePartitions, RetentionSweep, retentionOptions } from '../jobs/retention-sweep.js';
 import { KeyRepo } from '../storage/key-repo.js';
 import { TopologyRepo } from '../storage/topology-repo.js';
 import { InvalidationBus } from '../cache/invalidation-bus.js';
@@ -179,6 +181,9 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
     // What HTTP requests await gives up after requestTimeoutMs (503); delivery keeps the plain pool.
     const sql = withDeadline(pool, config.database.requestTimeoutMs);
     if (applied.length > 0) log.info({ applied }, 'database migrated');
+    // Time partitions of the per-event tables exist before this node writes a row (migration 070).
+    const retention = new RetentionRepo(pool);
+    await waitFor.postgres(() => ensurePartitions(retention, retentionOptions(config)));
 
     const bus = new InvalidationBus(backends.cache);
     await waitFor.redis(() => bus.start());
@@ -232,7 +237,13 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
     await waitFor.kafka(() => backends.eventLog.prepare());
     // Management and ingress register their routes (the fallback answers 503 until
     // rolesUp); delivery starts consuming last, once everything it depends on is up.
-    if (config.roles.includes('management')) handles.push(await ROLE_STARTERS.management(ctx));
+    if (config.roles.includes('management')) {
+      handles.push(await ROLE_STARTERS.management(ctx));
+      const sweep = new RetentionSweep(retention, retentionOptions(config), log);
+      sweep.start();
+      closers.push(() => sweep.stop());
+      ctx.metrics.retention = sweep;
+    }
     // The writer connects first thing: a broker gone again meanwhile is waited out, nothing registered twice.
     if (config.roles.includes('ingress')) handles.push(await waitFor.kafka(() => ROLE_STARTERS.ingress(ctx)));
     const withSink = backends.eventLog.kind === 'embedded' && config.delivery.allowLoopbackInSingleNode;

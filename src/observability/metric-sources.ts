@@ -12,6 +12,16 @@ export interface DeliverySources {
   lag(): PartitionLag[];
 }
 
+/** What the retention sweep last saw (src/jobs/retention-sweep.ts), for the retention gauges. */
+export interface RetentionFigures {
+  /** Per table: rows (catalog estimate), bytes with indexes, about the oldest receive time kept (epoch ms). */
+  tables: Array<{ table: string; rows: number; bytes: number; oldestMs: number | null }>;
+  /** How long this node's last sweep took; null before its first (another node may be the sweeper). */
+  sweepSeconds: number | null;
+  /** When this node last swept (epoch ms). */
+  sweptAt: number | null;
+}
+
 /**
  * The state objects the roles already keep, handed to the metrics gauges.
  * Roles fill in what they run; gauges read it only when Prometheus scrapes,
@@ -21,4 +31,6 @@ export class MetricSources {
   /** POST /events requests inside the handler (ingress role). */
   ingressInFlight: (() => number) | null = null;
   delivery: DeliverySources | null = null;
+  /** The retention sweep (management role). */
+  retention: { figures(): RetentionFigures } | null = null;
 }

@@ -9,6 +9,7 @@ import { logMetrics } from './log-metrics.js';
 import { processMetrics } from './process-metrics.js';
 import type { MetricSources } from './metric-sources.js';
 import { storeMetrics } from './store-metrics.js';
+import { retentionMetrics } from './retention-metrics.js';
 
 /** A node's Prometheus registry and the channel subscriptions that feed it. */
 export interface NodeMetrics {
@@ -34,6 +35,7 @@ export function createNodeMetrics(config: Readonly<Config>, sources: MetricSourc
   logMetrics(registry, subs, sources);
   deliveryMetrics(registry, subs, sources, cap(), cap());
   storeMetrics(registry, subs, sql, config.database.maxConnections);
+  retentionMetrics(registry, sources);
   return {
     registry,
     close: () => {

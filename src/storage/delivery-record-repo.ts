@@ -1,4 +1,5 @@
 import type { Sql } from './db.js';
+import { eventIdTime } from '../ids.js';
 
 /** An attempt as the inspection API shows it (docs/delivery.md). */
 export interface AttemptEntry {
@@ -39,6 +40,8 @@ export interface DeliveryRowInput {
   stream: string;
   partition: number;
   offset: bigint;
+  /** The event's receive time (epoch ms): the row's partition, the event's (migration 070). */
+  receivedAt: number;
 }
 
 export interface EventView {
@@ -88,7 +91,7 @@ export class DeliveryRecordRepo {
       ik: e.idempotencyKey, ra: e.receivedAt, p: e.partition, o: e.offset.toString(), r: e.runId, t: e.targetIds,
     })));
     const deliveriesJson = JSON.stringify(deliveries.map((d) => ({
-      e: d.eventId, t: d.targetId, s: d.status, a: d.attempts, st: d.stream, p: d.partition, o: d.offset.toString(),
+      e: d.eventId, t: d.targetId, s: d.status, a: d.attempts, st: d.stream, p: d.partition, o: d.offset.toString(), ra: d.receivedAt,
     })));
     // Rows go in key order: two batches holding the same rows (threads or nodes
     // writing around a rebalance) then lock them in the same order and one waits
@@ -103,16 +106,16 @@ export class DeliveryRecordRepo {
           FROM json_to_recordset(${eventsJson}::text::json)
                AS x(e text, w bigint, q text, et text, gk text, pk text, ik text, ra double precision, p int, o bigint, r text, t bigint[])
           ORDER BY e
-          ON CONFLICT (event_id) DO NOTHING`;
+          ON CONFLICT (event_id, received_at) DO NOTHING`;
       }
       if (deliveries.length > 0) {
         await tx`
-          INSERT INTO delivery_log (event_id, target_id, status, attempts, log_stream, log_partition, log_offset)
-          SELECT e, t, s, a, st, p, o
+          INSERT INTO delivery_log (event_id, target_id, status, attempts, log_stream, log_partition, log_offset, received_at)
+          SELECT e, t, s, a, st, p, o, to_timestamp(ra / 1000.0)
           FROM json_to_recordset(${deliveriesJson}::text::json)
-               AS x(e text, t bigint, s text, a jsonb, st text, p int, o bigint)
+               AS x(e text, t bigint, s text, a jsonb, st text, p int, o bigint, ra double precision)
           ORDER BY e, t
-          ON CONFLICT (event_id, target_id) DO UPDATE
+          ON CONFLICT (event_id, target_id, received_at) DO UPDATE
             SET status = EXCLUDED.status, attempts = delivery_log.attempts || EXCLUDED.attempts, updated_at = now()`;
       }
     });
@@ -136,11 +139,15 @@ export class DeliveryRecordRepo {
   }
 
   async event(workspaceId: string, eventId: string): Promise<EventView | null> {
+    // The time the id carries is the row's received_at: one partition's primary
+    // key is probed. An id without one (older ids) probes each partition's.
+    const mintedMs = eventIdTime(eventId);
     const [row] = await this.sql<EventRowDb[]>`
       SELECT event_id AS "eventId", queue_name AS "queueName", event_type AS "eventType", group_key AS "groupKey",
              partition_key AS "partitionKey", idempotency_key AS "idempotencyKey", received_at AS "receivedAt",
              run_id AS "runId", log_partition AS "logPartition", log_offset::text AS "logOffset", target_ids::text[] AS "targetIds"
-      FROM event_log WHERE event_id = ${eventId} AND workspace_id = ${workspaceId}`;
+      FROM event_log WHERE event_id = ${eventId} AND workspace_id = ${workspaceId}
+        ${mintedMs === null ? this.sql`` : this.sql`AND received_at BETWEEN ${new Date(mintedMs - 1)} AND ${new Date(mintedMs + 1)}`}`;
     if (!row) return null;
     return (await this.withDeliveries([row]))[0]!;
   }
@@ -159,22 +166,26 @@ export class DeliveryRecordRepo {
   /** Marks deliveries as pending again (a redelivery was requested): one statement for the whole batch. */
   async markPending(items: ReadonlyArray<{ eventId: string; targetId: string; partition: number; offset: bigint }>, stream: string): Promise<void> {
     if (items.length === 0) return;
+    // The row's partition is its event's: an event delivery has not consumed
+    // yet has no row to join, and its deliveries show as pending anyway.
     await this.sql`
-      INSERT INTO delivery_log (event_id, target_id, status, log_stream, log_partition, log_offset)
-      SELECT e, t::bigint, 'pending', ${stream}, p, o::bigint
+      INSERT INTO delivery_log (event_id, target_id, status, log_stream, log_partition, log_offset, received_at)
+      SELECT u.e, u.t::bigint, 'pending', ${stream}, u.p, u.o::bigint, ev.received_at
       FROM unnest(${items.map((i) => i.eventId)}::text[], ${items.map((i) => i.targetId)}::text[],
                   ${items.map((i) => i.partition)}::int[], ${items.map((i) => i.offset.toString())}::text[]) AS u(e, t, p, o)
-      ON CONFLICT (event_id, target_id) DO UPDATE SET status = 'pending', updated_at = now()`;
+      JOIN event_log ev ON ev.event_id = u.e
+      ON CONFLICT (event_id, target_id, received_at) DO UPDATE SET status = 'pending', updated_at = now()`;
   }
 
   private async withDeliveries(rows: EventRowDb[]): Promise<EventView[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.eventId);
+    const [from, to] = timeSpan(rows.map((r) => r.receivedAt));
     const deliveries = await this.sql<Array<DeliveryView & { eventId: string }>>`
       SELECT d.event_id AS "eventId", d.target_id::text AS "targetId", t.public_id AS "targetPublicId", t.name AS "targetName",
              d.status, d.attempts, d.updated_at AS "updatedAt"
       FROM delivery_log d LEFT JOIN targets t ON t.id = d.target_id
-      WHERE d.event_id = ANY(${ids}::text[])
+      WHERE d.event_id = ANY(${ids}::text[]) AND d.received_at BETWEEN ${from} AND ${to}
       ORDER BY d.event_id, d.target_id`;
     const routed = [...new Set(rows.flatMap((r) => r.targetIds))];
     const names = new Map(
@@ -204,4 +215,14 @@ export class DeliveryRecordRepo {
       };
     });
   }
+}
+
+/**
+ * The receive times of some events, widened by a millisecond each way (a Date
+ * holds milliseconds, the column microseconds): a condition on received_at
+ * that limits a lookup of their deliveries to the partitions they are in.
+ */
+export function timeSpan(times: readonly Date[]): [Date, Date] {
+  const ms = times.map((t) => t.getTime());
+  return [new Date(Math.min(...ms) - 1), new Date(Math.max(...ms) + 1)];
 }

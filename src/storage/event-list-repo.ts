@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
 import type { Sql } from './db.js';
-import type { DeliveryStatus } from './delivery-record-repo.js';
+import { timeSpan, type DeliveryStatus } from './delivery-record-repo.js';
 
 /** Where a page starts: after this (receivedAt, eventId), newest first. */
 export interface EventListPosition {
@@ -55,7 +55,8 @@ interface Row {
  * The events of a queue as delivery recorded them (event_log, delivery_log),
  * newest first, by keyset on (received_at, event_id): a page stays the same
  * whatever is inserted before it, and the cost of a page does not grow with
- * the queue (index event_log_queue_idx, migration 040).
+ * the queue (index event_log_queue_idx, migrations 040 and 070). A delivery
+ * is looked up with its event's received_at, so only that time's partition is probed.
  *
  * A delivery without a row in delivery_log is `pending` (consumed, not
  * attempted yet). Deliveries to targets deleted since are left out.
@@ -91,26 +92,27 @@ export class EventListRepo {
   private statusFilter(status: DeliveryStatus, targetId: string | undefined): postgres.PendingQuery<postgres.Row[]> {
     const sql = this.sql;
     if (targetId !== undefined) {
-      const stored = sql`EXISTS (SELECT 1 FROM delivery_log d WHERE d.event_id = e.event_id AND d.target_id = ${targetId}::bigint AND d.status = ${status})`;
+      const stored = sql`EXISTS (SELECT 1 FROM delivery_log d WHERE d.event_id = e.event_id AND d.received_at = e.received_at AND d.target_id = ${targetId}::bigint AND d.status = ${status})`;
       if (status !== 'pending') return sql`AND ${stored}`;
-      return sql`AND (${stored} OR NOT EXISTS (SELECT 1 FROM delivery_log d WHERE d.event_id = e.event_id AND d.target_id = ${targetId}::bigint))`;
+      return sql`AND (${stored} OR NOT EXISTS (SELECT 1 FROM delivery_log d WHERE d.event_id = e.event_id AND d.received_at = e.received_at AND d.target_id = ${targetId}::bigint))`;
     }
-    const stored = sql`EXISTS (SELECT 1 FROM delivery_log d JOIN targets t ON t.id = d.target_id WHERE d.event_id = e.event_id AND d.status = ${status})`;
+    const stored = sql`EXISTS (SELECT 1 FROM delivery_log d JOIN targets t ON t.id = d.target_id WHERE d.event_id = e.event_id AND d.received_at = e.received_at AND d.status = ${status})`;
     if (status !== 'pending') return sql`AND ${stored}`;
     return sql`AND (${stored} OR EXISTS (
       SELECT 1 FROM unnest(e.target_ids) AS r(id) JOIN targets t ON t.id = r.id
-      WHERE NOT EXISTS (SELECT 1 FROM delivery_log d WHERE d.event_id = e.event_id AND d.target_id = r.id)))`;
+      WHERE NOT EXISTS (SELECT 1 FROM delivery_log d WHERE d.event_id = e.event_id AND d.received_at = e.received_at AND d.target_id = r.id)))`;
   }
 
   private async withDeliveries(workspaceId: string, rows: Row[]): Promise<EventListItem[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.eventId);
+    const [from, to] = timeSpan(rows.map((r) => r.receivedAt));
     // Counts and the last attempt only: a page never carries the attempts themselves.
     const stored = await this.sql<Array<Omit<EventListDelivery, 'target'> & { eventId: string }>>`
       SELECT d.event_id AS "eventId", d.target_id::text AS "targetId", d.status,
              jsonb_array_length(d.attempts) AS attempts,
              d.attempts->-1->>'at' AS "lastAttemptAt", (d.attempts->-1->>'status')::int AS "lastStatus"
-      FROM delivery_log d WHERE d.event_id = ANY(${ids}::text[])`;
+      FROM delivery_log d WHERE d.event_id = ANY(${ids}::text[]) AND d.received_at BETWEEN ${from} AND ${to}`;
     const targetIds = [...new Set([...rows.flatMap((r) => r.targetIds), ...stored.map((d) => d.targetId)])];
     const names = new Map(
       (await this.sql<{ id: string; name: string }[]>`

@@ -70,9 +70,10 @@ export class RedeliveryJobRepo {
   async countFailed(r: FailedRange): Promise<number> {
     const [row] = await this.sql<{ n: number }[]>`
       SELECT count(*)::int AS n
-      FROM delivery_log d JOIN event_log e ON e.event_id = d.event_id
+      FROM delivery_log d JOIN event_log e ON e.event_id = d.event_id AND e.received_at = d.received_at
       WHERE d.target_id = ${r.targetId} AND d.status = 'failed' AND d.updated_at <= ${r.cutoff}::timestamptz
-        AND e.workspace_id = ${r.workspaceId} AND e.received_at >= ${r.from} AND e.received_at < ${r.to}`;
+        AND e.workspace_id = ${r.workspaceId} AND e.received_at >= ${r.from} AND e.received_at < ${r.to}
+        AND d.received_at >= ${r.from} AND d.received_at < ${r.to}`;
     return row!.n;
   }
 
@@ -82,9 +83,10 @@ export class RedeliveryJobRepo {
       SELECT e.event_id AS "eventId",
              ${this.sql.unsafe(MICROS('e.received_at'))} AS "receivedAt",
              e.log_partition AS "logPartition", e.log_offset::text AS "logOffset"
-      FROM delivery_log d JOIN event_log e ON e.event_id = d.event_id
+      FROM delivery_log d JOIN event_log e ON e.event_id = d.event_id AND e.received_at = d.received_at
       WHERE d.target_id = ${r.targetId} AND d.status = 'failed' AND d.updated_at <= ${r.cutoff}::timestamptz
         AND e.workspace_id = ${r.workspaceId} AND e.received_at >= ${r.from} AND e.received_at < ${r.to}
+        AND d.received_at >= ${r.from} AND d.received_at < ${r.to}
         ${after ? this.sql`AND (e.received_at, e.event_id) > (${after.receivedAt}::timestamptz, ${after.eventId})` : this.sql``}
       ORDER BY e.received_at, e.event_id
       LIMIT ${limit}`;

@@ -2,11 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ManagementAuth } from '../../auth/management-auth.js';
 import { ServiceError } from '../../errors.js';
 import type { Exchange } from '../../http/exchange.js';
-import type { FoundRecord } from '../../event-log/event-log.js';
+import { retentionMs, type FoundRecord } from '../../event-log/event-log.js';
 import { decodeEvent, type EventRecord } from '../../event-log/event-record.js';
 import type { NodeContext } from '../../node/node-context.js';
 import { DeliveryRecordRepo, type EventView } from '../../storage/delivery-record-repo.js';
 import { RedeliveryRepo } from '../../storage/redelivery-repo.js';
+import { RetentionRepo } from '../../storage/retention-repo.js';
 import type { WorkspaceRow } from '../../storage/topology-repo.js';
 import Type, { type Static } from 'typebox';
 import { compileBody } from '../../schema/body-validator.js';
@@ -65,14 +66,16 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
   const redeliveries = new RedeliveryRepo(ctx.sql);
   const opts = { maxBodyBytes: ctx.config.server.maxManagementBodyBytes };
   const lookups = new LogLookups(ctx);
+  const retention = new RetentionRepo(ctx.sql);
   const base = '/v1/tenants/:tenant';
 
   const access = async (ex: Exchange): Promise<WorkspaceRow> => (await auth.configWorkspace(ex, decodePathSegment(ex.params[0]!))).ws;
 
   ctx.router.add('get', `${base}/events/:eventId`, opts, async (ex) => {
     const ws = await access(ex);
-    const event = await findEvent(ws, decodePathSegment(ex.params[1]!), ex);
-    if (!event) throw new ServiceError('not_found', 'No such event.');
+    const eventId = decodePathSegment(ex.params[1]!);
+    const event = await findEvent(ws, eventId, ex);
+    if (!event) throw await notFound(ws, eventId);
     // Headers and body live only in the log: read the record back at its offset.
     const bytes = await ctx.eventLog.readAt(event.logPartition, event.logOffset).catch((err: unknown) => {
       throw Object.assign(new ServiceError('unavailable', 'The event log is unavailable; retry later.'), { cause: err });
@@ -83,6 +86,18 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     const answer: Static<typeof EventAnswer> = { ...eventJson(ws, event), ...eventContent(record) };
     ex.sendJson(200, answer);
   });
+
+  /** True when the id's time is older than the workspace keeps events (retention.hours, or its own shorter one). */
+  async function pastRetention(ws: WorkspaceRow, eventId: string): Promise<boolean> {
+    const minted = eventIdTime(eventId);
+    if (minted === null) return false;
+    return Date.now() - minted >= Math.min(retentionMs(ctx.config), (await retention.workspaceRetentionMs(ws.id)) ?? Infinity);
+  }
+
+  /** 404 for an event not found: `expired` when its id says it is past retention. */
+  async function notFound(ws: WorkspaceRow, eventId: string): Promise<ServiceError> {
+    return (await pastRetention(ws, eventId)) ? expired(eventId) : new ServiceError('not_found', 'No such event.');
+  }
 
   /** The delivery records's view of an event; failing that, the event log's (delivery has not consumed it yet). */
   async function findEvent(ws: WorkspaceRow, eventId: string, ex: Exchange): Promise<EventView | null> {
@@ -98,6 +113,8 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
       }
     }
     if (Date.now() - minted >= LOOKUP_MAX_AGE_MS || minted >= Date.now() + FRESH_MS) return null;
+    // Past its retention the sweep removed it from the delivery records on purpose (docs/operations.md#retention).
+    if (await pastRetention(ws, eventId)) return null;
     const found = await lookups.find(eventId, minted, ex.requestId);
     // Delivery may have consumed it meanwhile: the delivery records then has more to say.
     const consumed = await log.event(ws.id, eventId);
@@ -110,8 +127,9 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     const targetName = (await readBody(ex, checkRedeliverInput)).target ?? undefined;
     // The same lookup as GET: an event delivered moments ago may not be in the
     // delivery records yet (it is flushed in batches), but the event log has it.
-    const event = await findEvent(ws, decodePathSegment(ex.params[1]!), ex);
-    if (!event) throw new ServiceError('not_found', 'No such event.');
+    const eventId = decodePathSegment(ex.params[1]!);
+    const event = await findEvent(ws, eventId, ex);
+    if (!event) throw await notFound(ws, eventId);
 
     // Only where the event was routed: a redelivery runs through routing again
     // (a target no longer routed, or disabled, shows as `blocked`).

@@ -23,6 +23,7 @@ t.test('overlapping batches written at once, in opposite orders: no deadlock, ev
       stream: 'group/topic',
       partition: 0,
       offset: BigInt(i),
+      receivedAt: 1_700_000_000_000 + i,
     }));
   const rounds = 15;
   for (let round = 0; round < rounds; round++) {

@@ -22,7 +22,7 @@ function fakeRepo() {
 }
 
 const attempt = (status: number) => ({ at: new Date().toISOString(), status, durationMs: 1, error: null });
-const base = { eventId: 'evt_1', targetId: '1', stream: 'g/tp', partition: 0, offset: 5n };
+const base = { eventId: 'evt_1', targetId: '1', stream: 'g/tp', partition: 0, offset: 5n, receivedAt: 0 };
 const event = (id: string): EventRowInput => ({ eventId: id, workspaceId: '1', queueName: 'q', eventType: null, groupKey: null, partitionKey: null, idempotencyKey: null, receivedAt: 0, partition: 0, offset: 0n, runId: null, targetIds: ['1'] });
 
 t.test('writes in batches, merging the updates of one delivery', async (t) => {

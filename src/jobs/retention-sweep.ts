@@ -1,0 +1,148 @@
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../observability/logger.js';
+import type { RetentionFigures } from '../observability/metric-sources.js';
+import { aheadMs, partitionWidthMs, partitionsToDrop, type PartitionRange } from '../storage/partition-plan.js';
+import { PARTITIONED_TABLES, type RetentionRepo } from '../storage/retention-repo.js';
+
+/** How long partition DDL waits for its table lock before giving up until the next sweep. */
+const LOCK_TIMEOUT_MS = 5_000;
+/** Batches of one kind of delete per sweep at most; what is left waits for the next sweep. */
+const MAX_BATCHES = 100;
+
+export interface RetentionOptions {
+  retentionMs: number;
+  sweepIntervalMs: number;
+  deleteBatchRows: number;
+}
+
+export function retentionOptions(config: Readonly<Pick<Config, 'retention'>>): RetentionOptions {
+  return {
+    retentionMs: Math.round(config.retention.hours * 3_600_000),
+    sweepIntervalMs: config.retention.sweepIntervalMs,
+    deleteBatchRows: config.retention.deleteBatchRows,
+  };
+}
+
+/** What one sweep did. */
+export interface SweepResult {
+  created: string[];
+  dropped: string[];
+  /** Rows deleted by age (DEFAULT partitions, shorter workspace retentions, jobs, requests). */
+  deleted: number;
+  durationMs: number;
+}
+
+/**
+ * Creates the time partitions of the per-event tables ahead of now, so rows
+ * arriving find theirs (every node, at start, before it writes). Partition DDL
+ * is serialised in the database, so nodes starting together take turns.
+ */
+export async function ensurePartitions(repo: RetentionRepo, options: RetentionOptions, nowMs = Date.now()): Promise<string[]> {
+  const width = partitionWidthMs(options.retentionMs);
+  return repo.ensurePartitions(nowMs, width, aheadMs(width, options.sweepIntervalMs), LOCK_TIMEOUT_MS);
+}
+
+/**
+ * Keeps Postgres bounded (docs/operations.md#retention), on management nodes,
+ * every retention.sweepIntervalMs; one node of the cluster sweeps at a time
+ * (an advisory lock: the others skip that round).
+ *
+ *   1. partitions ahead of now (ensurePartitions)
+ *   2. partitions entirely past retention.hours: dropped whole
+ *   3. by age, in batches of deleteBatchRows, each its own short statement:
+ *      DEFAULT-partition rows past retention, the events (and deliveries) of
+ *      workspaces keeping less (workspaces.retention_hours), bulk redelivery
+ *      jobs finished and redelivery requests never claimed past retention
+ *   4. the figures the metrics show (catalog estimates), on every management node
+ *
+ * Parked lanes (parked_deliveries) are never deleted by age: they end with
+ * their retry horizon, whatever the retention.
+ */
+export class RetentionSweep {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private last: RetentionFigures = { tables: [], sweepSeconds: null, sweptAt: null };
+
+  constructor(
+    private readonly repo: RetentionRepo,
+    private readonly options: RetentionOptions,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  start(): void {
+    const tick = () => {
+      this.running ??= this.round().finally(() => (this.running = null));
+    };
+    tick();
+    this.timer = setInterval(tick, this.options.sweepIntervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  /** The metrics' view: tables' rows, bytes and oldest record, and the last sweep of this node. */
+  figures(): RetentionFigures {
+    return this.last;
+  }
+
+  private async round(): Promise<void> {
+    try {
+      const result = await this.repo.whileSweepLocked(() => this.sweep());
+      if (result) {
+        this.last = { ...this.last, sweepSeconds: result.durationMs / 1000, sweptAt: this.now() };
+        if (result.dropped.length > 0 || result.deleted > 0) {
+          this.log.info({ dropped: result.dropped, deleted: result.deleted, durationMs: result.durationMs }, 'retention sweep');
+        }
+      }
+      this.last = { ...this.last, tables: await this.repo.figures() };
+    } catch (err) {
+      this.log.warn({ err }, 'retention sweep failed, will retry');
+    }
+  }
+
+  /** One sweep (the caller holds the sweep lock). */
+  async sweep(): Promise<SweepResult> {
+    const started = performance.now();
+    const now = this.now();
+    const { retentionMs, deleteBatchRows: limit } = this.options;
+    const created = await ensurePartitions(this.repo, this.options, now);
+    const dropped: string[] = [];
+    for (const table of PARTITIONED_TABLES) {
+      const named = (await this.repo.partitions(table)).filter((p): p is { name: string; range: PartitionRange } => p.range !== null);
+      const doomed = new Set(partitionsToDrop(named.map((p) => p.range), now, retentionMs));
+      for (const p of named) {
+        if (!doomed.has(p.range)) continue;
+        await this.repo.dropPartition(p.name, LOCK_TIMEOUT_MS);
+        dropped.push(p.name);
+      }
+    }
+    const cutoff = new Date(now - retentionMs);
+    let deleted = 0;
+    for (const table of PARTITIONED_TABLES) deleted += await batches(() => this.repo.deleteFromDefault(table, cutoff, limit), limit);
+    for (const ws of await this.repo.workspaceRetentions()) {
+      if (ws.retentionMs >= retentionMs) continue;
+      const wsCutoff = new Date(now - ws.retentionMs);
+      deleted += await batches(() => this.repo.deleteWorkspaceEvents(ws.workspaceId, wsCutoff, limit), limit);
+      deleted += await batches(() => this.repo.deleteFinishedJobs(wsCutoff, limit, ws.workspaceId), limit);
+    }
+    deleted += await batches(() => this.repo.deleteFinishedJobs(cutoff, limit), limit);
+    deleted += await batches(() => this.repo.deleteUnclaimedRequests(cutoff, limit), limit);
+    return { created, dropped, deleted, durationMs: performance.now() - started };
+  }
+}
+
+/** Runs a bounded delete until it deletes less than a full batch (or MAX_BATCHES times); the rows deleted. */
+async function batches(step: () => Promise<number>, limit: number): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < MAX_BATCHES; i++) {
+    const n = await step();
+    total += n;
+    if (n < limit) break;
+  }
+  return total;
+}

@@ -49,7 +49,9 @@ export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle>
     queueLookup: new QueueLookupRepo(ctx.sql),
     keys: new KeyRepo(ctx.sql),
   });
-  registerWorkspaceApi(ctx.router, { auth, topology: ctx.topology, bus: ctx.bus, maxBodyBytes: ctx.config.server.maxManagementBodyBytes });
+  registerWorkspaceApi(ctx.router, {
+    auth, topology: ctx.topology, bus: ctx.bus, maxBodyBytes: ctx.config.server.maxManagementBodyBytes, retentionHours: ctx.config.retention.hours,
+  });
   registerWaasApi(ctx.router, {
     auth,
     topology: ctx.topology,

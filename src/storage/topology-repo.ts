@@ -70,9 +70,18 @@ export class TopologyRepo {
   }
 
   /** A workspace's name and settings (the row the workspace API shows). */
-  async workspaceDetails(id: string): Promise<{ name: string; settings: Record<string, unknown> }> {
-    const [row] = await this.sql<Array<{ name: string; settings: Record<string, unknown> }>>`SELECT name, settings FROM workspaces WHERE id = ${id}`;
-    return row ?? { name: '', settings: {} };
+  /** Name, settings and the workspace's own retention (hours; null: the service's retention.hours). */
+  async workspaceDetails(id: string): Promise<{ name: string; settings: Record<string, unknown>; retentionHours: number | null }> {
+    const [row] = await this.sql<Array<{ name: string; settings: Record<string, unknown>; retentionHours: number | null }>>`
+      SELECT name, settings, retention_hours::float8 AS "retentionHours" FROM workspaces WHERE id = ${id}`;
+    return row ?? { name: '', settings: {}, retentionHours: null };
+  }
+
+  /** Sets (or, null, removes) the workspace's own retention; true when that changed something. */
+  async setWorkspaceRetentionHours(id: string, hours: number | null): Promise<boolean> {
+    const rows = await this.sql`
+      UPDATE workspaces SET retention_hours = ${hours} WHERE id = ${id} AND retention_hours IS DISTINCT FROM ${hours}::numeric RETURNING id`;
+    return rows.length > 0;
   }
 
   /** Archives or restores a workspace; true when that changed something. */

@@ -72,6 +72,22 @@ t.test('an owner runs a workspace from the console', async (t) => {
   await tab.page.waitForSelector('[data-testid="archive-workspace"]');
   t.equal((await api.postEvent('orders', '{}')).status, 202, 'the restored workspace accepts again');
 
+  // Retention: a workspace keeps its events for less than the service; too long is refused, named.
+  await tab.fill('Keep events for (hours)', '2.5');
+  await tab.click('Save retention');
+  await tab.page.waitForFunction(() => (document.querySelector("#ws-retention") as { value?: string } | null)?.value === '2.5'
+    && !document.querySelector('[data-testid="workspace-retention"] button[type="submit"]:not([disabled])'));
+  t.equal((await api.manage('GET', `/v1/tenants/${T}`)).body.retentionHours, 2.5, 'saved from the console');
+  await tab.fill('Keep events for (hours)', '100000');
+  await tab.click('Save retention');
+  await tab.page.waitForFunction(() => document.querySelector('[data-testid="workspace-retention"] .error')?.textContent?.includes('retentionHours'));
+  t.equal((await api.manage('GET', `/v1/tenants/${T}`)).body.retentionHours, 2.5, 'a longer period than the service keeps is refused');
+  await tab.fill('Keep events for (hours)', '');
+  await tab.click('Save retention');
+  await tab.page.waitForFunction(() => (document.querySelector("#ws-retention") as { value?: string } | null)?.value === ''
+    && !document.querySelector('[data-testid="workspace-retention"] .error'));
+  t.equal((await api.manage('GET', `/v1/tenants/${T}`)).body.retentionHours, null, "empty: back to the service's");
+
   // A target disabled by a 410 shows why, and is re-enabled.
   const gone = await startReceiver(t);
   gone.responder = (_req, res) => {
@@ -119,6 +135,7 @@ t.test('an owner runs a workspace from the console', async (t) => {
   checkTab(t, tab, [
     { path: '/console/api/session', status: 401 },
     { path: `/v1/tenants/${T}/queues/orders`, status: 400 },
+    { path: `/v1/tenants/${T}`, status: 400 },
     { path: /^\/v1\/tenants\/[^/]+\/sandbox\/runs\//, status: 404 },
   ]);
 });

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { del, get, post, put, seg } from '../api';
+import { api, del, get, post, put, seg } from '../api';
 import { href, navigate } from '../route';
 import { useCanWrite, useSession } from '../session';
 import type { Data, Items, Queue, Route, Target } from '../types';
@@ -27,6 +27,7 @@ export function WorkspacePage(props: { tenant: string; tab: string; sub: string 
       <h1>{ws?.name ?? 'Workspace'} <code>{t}</code></h1>
       {ws?.role === 'Member' && <p class="notice" data-testid="read-only">You are a Member of this workspace: everything is read-only.</p>}
       <WorkspaceArchive tenant={t} />
+      <WorkspaceRetention tenant={t} />
       <Tabs tabs={tabs} active={props.tab} />
       {props.tab === 'targets' ? <Targets tenant={t} sub={props.sub} />
         : props.tab === 'routes' ? <Routes tenant={t} />
@@ -56,6 +57,40 @@ function WorkspaceArchive(props: { tenant: string }) {
         confirm="Archive this workspace? Every queue refuses events until it is restored."
         run={async () => { await post(`/v1/tenants/${seg(t)}/archive`); await reload(); }} />
     </p>
+  );
+}
+
+/**
+ * How long the service keeps this workspace's events (docs/operations.md#retention):
+ * its own period, shorter than the service's, or the service's when empty.
+ */
+function WorkspaceRetention(props: { tenant: string }) {
+  const t = props.tenant;
+  const canWrite = useCanWrite(t);
+  const { data, reload } = useLoad(() => get<{ retentionHours: number | null }>(`/v1/tenants/${seg(t)}`), [t]);
+  const [draft, setDraft] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  if (!data) return null;
+  const shown = draft ?? (data.retentionHours === null ? '' : String(data.retentionHours));
+  const save = async () => {
+    try {
+      const trimmed = shown.trim();
+      await api('PATCH', `/v1/tenants/${seg(t)}`, { retentionHours: trimmed === '' ? null : Number(trimmed) });
+      setDraft(null);
+      setError(null);
+      await reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <form class="inline-form" data-testid="workspace-retention" onSubmit={(e) => { e.preventDefault(); void save(); }}>
+      <Field label="Keep events for (hours)" id="ws-retention" hint="Empty: the service's retention. A workspace may keep its events for less, not more.">
+        <input id="ws-retention" inputMode="decimal" value={shown} disabled={!canWrite} onInput={(e) => setDraft(val(e))} />
+      </Field>
+      <button type="submit" disabled={!canWrite || draft === null}>Save retention</button>
+      <ErrorLine error={error} />
+    </form>
   );
 }
 

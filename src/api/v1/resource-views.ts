@@ -26,6 +26,7 @@ export const WorkspaceView = Type.Object(
       { additionalProperties: false, description: 'where a queue that names none reads each value (null: the X-Service-* header)' },
     ),
     defaultAuthMode: oneOf(['api_key', 'signed_request'] as const),
+    retentionHours: nullable(Type.Number({ description: "the workspace's own retention in hours (shorter than the service's); null: the service's retention.hours" })),
   },
   { title: 'Workspace', additionalProperties: false },
 );

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { loadConfig } from '../../../src/config/load-config.js';
 import { bootstrap } from '../../../src/api/setup/bootstrap.js';
 import { ApiClient } from '../../helpers/api-client.js';
 import { freshBackends } from '../../helpers/backends.js';
@@ -86,4 +87,23 @@ t.test('an archived workspace takes no events on any queue until restored; archi
   const restored = await api.manage('POST', `${path}/restore`);
   t.equal(restored.body.archived, false);
   t.equal((await api.postEvent('ws-arch', '{}')).status, 202, 'takes events again');
+});
+
+t.test('a workspace may keep its events for less than the service, never more', async (t) => {
+  const SERVICE_RETENTION_HOURS = loadConfig({}, {}).retention.hours;
+  t.equal((await api.manage('GET', path)).body.retentionHours, null, "none of its own: the service's retention.hours");
+  const set = await api.manage('PATCH', path, { retentionHours: 0.5 });
+  t.equal(set.status, 200);
+  t.equal(set.body.retentionHours, 0.5);
+  t.equal((await api.manage('GET', path)).body.retentionHours, 0.5, 'stored');
+  const [row] = await sql<{ h: number }[]>`SELECT retention_hours::float8 AS h FROM workspaces WHERE public_id = ${creds.tenantPublicId}`;
+  t.equal(row!.h, 0.5, 'where the retention sweep reads it');
+  for (const bad of [0, -1, 'soon', SERVICE_RETENTION_HOURS + 1]) {
+    const res = await api.manage('PATCH', path, { retentionHours: bad });
+    t.equal(res.status, 400, JSON.stringify(bad));
+    t.match(res.body.error.details, [{ field: 'retentionHours' }]);
+  }
+  t.match((await api.manage('PATCH', path, { retentionHours: SERVICE_RETENTION_HOURS + 1 })).body.error.details[0].problem, /at most .*retention\.hours/);
+  t.equal((await api.manage('GET', path)).body.retentionHours, 0.5, 'a refused change changes nothing');
+  t.equal((await api.manage('PATCH', path, { retentionHours: null })).body.retentionHours, null, "null: back to the service's");
 });

@@ -233,3 +233,15 @@ t.test('validation, and queues without a source secret are paused', async (t) =>
   t.equal(paused?.state, 'paused');
   t.match(paused?.pausedReason, /no source secret/);
 });
+
+t.test('archive and restore keep the source secret', async (t) => {
+  t.equal((await api.manage('POST', api.tenantPath('/queues/shop/archive'))).status, 200);
+  const body = bodyOf('shop-archived');
+  const refused = await post('shop', body, shopifyHeaders(body));
+  t.equal(refused.status, 409);
+  t.equal(refused.body.error.code, 'queue_archived', 'a valid signature, but archived');
+  const restored = await api.manage('POST', api.tenantPath('/queues/shop/restore'));
+  t.equal(restored.status, 200);
+  t.match(restored.body, { authMode: 'shopify', sourceSecretSet: true, state: 'accepting' });
+  t.equal((await post('shop', body, shopifyHeaders(body))).status, 202, 'still verified with the kept secret');
+});

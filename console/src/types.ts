@@ -30,10 +30,11 @@ export interface MappedHeader {
 export interface Queue {
   publicId: string;
   name: string;
-  authMode: 'api_key' | 'signed_request' | 'payments';
+  authMode: 'api_key' | 'signed_request' | 'payments' | 'standard_webhooks' | 'github' | 'shopify';
   ingress: 'accepting' | 'closed';
   archived: boolean;
   paymentsSecretSet: boolean;
+  sourceSecretSet: boolean;
   ipAllowlist: string[];
   groupKeyRequired: boolean;
   eventType?: SourceRef;

@@ -1,5 +1,6 @@
 import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 import { secretMatches } from './api-key.js';
+import { sourceSignatureMatches } from './source-signatures.js';
 
 /**
  * The CPU-bound part of ingress authentication as plain data in, verdict out,
@@ -17,7 +18,12 @@ export type CheckJob =
    */
   | { k: 'signed'; secret: string; head: string; body: Uint8Array; contentSha: string; signature: string }
   /** A Payments-Signature: HMAC-SHA256(secret, "<t>.<raw body>") against each presented v1. */
-  | { k: 'payments'; secret: string; timestamp: string; body: Uint8Array; signatures: readonly string[] };
+  | { k: 'payments'; secret: string; timestamp: string; body: Uint8Array; signatures: readonly string[] }
+  /**
+   * An inbound source (standard_webhooks, github, shopify; source-signatures.ts):
+   * HMAC-SHA256(key, prefix ‖ raw body) against each presented MAC (32 bytes each).
+   */
+  | { k: 'source'; key: Uint8Array; prefix: string; body: Uint8Array; candidates: readonly Uint8Array[] };
 
 /** `content_mismatch`: X-Service-Content-SHA256 is not the hash of the body. */
 export type CheckVerdict = 'ok' | 'mismatch' | 'content_mismatch';
@@ -40,6 +46,8 @@ export function runCheck(job: CheckJob): CheckVerdict {
       for (const candidate of job.signatures) if (sameText(expected, candidate)) ok = true;
       return ok ? 'ok' : 'mismatch';
     }
+    case 'source':
+      return sourceSignatureMatches(job, job.body) ? 'ok' : 'mismatch';
   }
 }
 

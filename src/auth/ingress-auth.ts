@@ -8,6 +8,7 @@ import type { KeyAuthenticator } from './key-authenticator.js';
 import type { NonceStore } from './nonce-store.js';
 import { parsePaymentsSignature } from './payments-signature.js';
 import { canonicalHead, checkTimestamp, readSignedHeaders } from './signed-request.js';
+import { parseGithubSignature, parseShopifyHmac, parseStandardWebhooks, standardWebhooksPrefix } from './source-signatures.js';
 import type { SigningKeyCache } from './signing-key-cache.js';
 
 export interface IngressAuthOptions {
@@ -40,7 +41,13 @@ const PAYMENTS: Authenticated = Object.freeze({ paymentsVerified: true });
  *   signed_request  HMAC over the canonical string (docs/api.md#authentication): 401
  *                   invalid_signature, timestamp_out_of_range, replayed_request
  *   payments        Payments-Signature under the queue's payments secret
+ *   standard_webhooks, github, shopify
+ *                   the provider's signature over the raw body under the
+ *                   queue's sourceSecret (source-signatures.ts): 401
+ *                   invalid_signature; timestamp_out_of_range (standard_webhooks)
  *
+ * Payments and inbound-source queues take no API key: the sender is a
+ * provider that cannot send one; its signature is the credential.
  * A key of another license is refused exactly like a wrong key, so the answer
  * says nothing about which keys exist. Hashing and HMACs run through the
  * Validator (inline or in the worker pool); nonces are consumed only after the
@@ -72,6 +79,11 @@ export class IngressAuth {
       case 'payments':
         if (!queue.settings.paymentsSecret) throw new ServiceError('queue_paused', 'This payments queue has no payments secret configured.');
         return;
+      case 'standard_webhooks':
+      case 'github':
+      case 'shopify':
+        if (!queue.sourceKey) throw new ServiceError('queue_paused', `This ${queue.settings.authMode} queue has no source secret configured.`);
+        return;
     }
   }
 
@@ -83,6 +95,12 @@ export class IngressAuth {
         return this.signedRequest(exchange, queue);
       case 'payments':
         return this.payments(exchange, queue);
+      case 'standard_webhooks':
+        return this.standardWebhooks(exchange, queue);
+      case 'github':
+        return this.github(exchange, queue);
+      case 'shopify':
+        return this.shopify(exchange, queue);
     }
   }
 
@@ -137,6 +155,32 @@ export class IngressAuth {
     const verdict = await settle(this.validator.check({ k: 'payments', secret: queue.settings.paymentsSecret!, timestamp: sig.timestamp, body, signatures: sig.signatures }));
     if (verdict !== 'ok') throw new ServiceError('invalid_signature', 'No v1 signature of Payments-Signature matches the body under this queue\'s secret.');
     return PAYMENTS;
+  }
+
+  private async github(exchange: Exchange, queue: QueueView): Promise<Authenticated> {
+    const mac = parseGithubSignature(exchange.headers['x-hub-signature-256']);
+    return this.source(exchange, queue, '', [mac], 'X-Hub-Signature-256');
+  }
+
+  private async shopify(exchange: Exchange, queue: QueueView): Promise<Authenticated> {
+    const mac = parseShopifyHmac(exchange.headers['x-shopify-hmac-sha256']);
+    return this.source(exchange, queue, '', [mac], 'X-Shopify-Hmac-Sha256');
+  }
+
+  private async standardWebhooks(exchange: Exchange, queue: QueueView): Promise<Authenticated> {
+    const h = parseStandardWebhooks(exchange.headers);
+    // The signed-request skew: Standard Webhooks receivers refuse old and future timestamps alike.
+    checkTimestamp(h.timestamp, this.now(), this.options.skewSeconds, 'webhook-timestamp');
+    return this.source(exchange, queue, standardWebhooksPrefix(h.id, h.timestamp), h.candidates, 'webhook-signature');
+  }
+
+  /** HMAC-SHA256(sourceKey, prefix ‖ raw body) against the presented MACs. */
+  private async source(exchange: Exchange, queue: QueueView, prefix: string, candidates: readonly Uint8Array[], header: string): Promise<Authenticated> {
+    const body = await exchange.body;
+    // checkUsable ran first: the key is there.
+    const verdict = await settle(this.validator.check({ k: 'source', key: queue.sourceKey!, prefix, body, candidates }));
+    if (verdict !== 'ok') throw new ServiceError('invalid_signature', `${header} does not match the body under this queue's source secret.`);
+    return NOT_PAYMENTS;
   }
 }
 

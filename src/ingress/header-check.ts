@@ -29,14 +29,18 @@ function isContextHeader(name: string, sources: Readonly<ContextSources>): boole
   return false;
 }
 
-/** Idempotency-Key: printable text (any UTF-8 except controls), at most `maxBytes`. */
-export function checkIdempotencyKey(value: string | undefined, maxBytes: number): string | null {
+/**
+ * Idempotency-Key: printable text (any UTF-8 except controls), at most `maxBytes`.
+ * `header` names another header that stands for it (an inbound source's delivery id).
+ */
+export function checkIdempotencyKey(value: string | undefined, maxBytes: number, header = 'idempotency-key'): string | null {
   if (value === undefined || value === '') return null;
+  const label = header === 'idempotency-key' ? 'Idempotency-Key' : header;
   if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) {
-    throw new ServiceError('invalid_header', 'The Idempotency-Key header holds control characters.', { header: 'idempotency-key' });
+    throw new ServiceError('invalid_header', `The ${label} header holds control characters.`, { header });
   }
   if (Buffer.byteLength(value) > maxBytes) {
-    throw new ServiceError('invalid_header', `The Idempotency-Key header is over the limit of ${maxBytes} bytes.`, { header: 'idempotency-key' });
+    throw new ServiceError('invalid_header', `The ${label} header is over the limit of ${maxBytes} bytes.`, { header });
   }
   return value;
 }

@@ -61,7 +61,11 @@ export function postEventHandler(deps: PostEventDeps, sandbox: boolean) {
     const headers = exchange.headers;
     checkHeaderValues(headers, queue.sources);
     const path = checkHopPath(headers['x-service-path'], queue.ownSegment, queue.settings.hopBudget);
-    const idempotencyKey = checkIdempotencyKey(headers['idempotency-key'], deps.idempotencyKeyMaxBytes);
+    let idempotencyKey = checkIdempotencyKey(headers['idempotency-key'], deps.idempotencyKeyMaxBytes);
+    // An inbound source's retries carry the same delivery id: it deduplicates them (docs/api.md#ingress-auth-modes).
+    if (idempotencyKey === null && queue.deliveryIdHeader !== null) {
+      idempotencyKey = checkIdempotencyKey(headers[queue.deliveryIdHeader], deps.idempotencyKeyMaxBytes, queue.deliveryIdHeader);
+    }
 
     const body = await exchange.body;
     const values = new RequestValues(headers, exchange.query, body);

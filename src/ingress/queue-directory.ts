@@ -1,6 +1,15 @@
 import { TtlCache } from '../cache/ttl-cache.js';
 import { IpAllowlist } from '../auth/ip-allowlist.js';
-import { VALUE_SOURCES, withQueueDefaults, type QueueDefaults, type QueueSettings, type SourceRef } from '../routing/queue-settings.js';
+import { standardWebhooksKey, textKey } from '../auth/source-signatures.js';
+import {
+  SOURCE_HEADERS,
+  VALUE_SOURCES,
+  isSourceAuthMode,
+  withQueueDefaults,
+  type QueueDefaults,
+  type QueueSettings,
+  type SourceRef,
+} from '../routing/queue-settings.js';
 import type { IngressQueueRow, IngressRepo } from '../storage/ingress-repo.js';
 
 /** The three context values and where a queue reads each (docs/api.md#configuration-api). */
@@ -27,6 +36,13 @@ export interface QueueView {
   /** Some context value or mapped header comes from the body: it must be a JSON object. */
   readsBody: boolean;
   allowlist: IpAllowlist | null;
+  /**
+   * Inbound source modes (standard_webhooks, github, shopify): the HMAC key the
+   * sourceSecret gives, null when there is none (or it is unusable): the queue is paused.
+   */
+  sourceKey: Uint8Array | null;
+  /** Inbound source modes: the provider's delivery-id header, the idempotency key when no Idempotency-Key is sent. */
+  deliveryIdHeader: string | null;
 }
 
 
@@ -72,8 +88,11 @@ export function buildView(tenantPublicId: string, row: IngressQueueRow, defaults
   const stored = row.settings ?? {};
   const settings: QueueSettings = withQueueDefaults(stored, defaults);
   const wsDefaults = workspaceSources(row.workspaceSettings);
+  const source = isSourceAuthMode(settings.authMode) ? SOURCE_HEADERS[settings.authMode] : null;
+  // A provider's own event-type header is more specific than the workspace's default; the queue's own source wins.
+  const providerEventType: SourceRef | undefined = source?.eventType ? { source: 'header', name: source.eventType } : undefined;
   const sources: ContextSources = {
-    eventType: normalise(settings.eventType ?? wsDefaults.eventType ?? DEFAULT_SOURCES.eventType),
+    eventType: normalise(settings.eventType ?? providerEventType ?? wsDefaults.eventType ?? DEFAULT_SOURCES.eventType),
     groupKey: normalise(settings.groupKey ?? wsDefaults.groupKey ?? DEFAULT_SOURCES.groupKey),
     partitionKey: normalise(settings.partitionKey ?? wsDefaults.partitionKey ?? DEFAULT_SOURCES.partitionKey),
   };
@@ -91,7 +110,16 @@ export function buildView(tenantPublicId: string, row: IngressQueueRow, defaults
     sources,
     readsBody: refs.some((r) => r.source === 'body'),
     allowlist: settings.ipAllowlist.length > 0 ? new IpAllowlist(settings.ipAllowlist) : null,
+    sourceKey: source ? sourceKeyOf(settings) : null,
+    deliveryIdHeader: source?.deliveryId ?? null,
   };
+}
+
+/** The HMAC key of an inbound source queue's sourceSecret, or null (none set, or not a whsec_ secret on a standard_webhooks queue). */
+export function sourceKeyOf(settings: Pick<QueueSettings, 'authMode' | 'sourceSecret'>): Uint8Array | null {
+  const secret = settings.sourceSecret;
+  if (typeof secret !== 'string' || secret.length === 0) return null;
+  return settings.authMode === 'standard_webhooks' ? standardWebhooksKey(secret) : textKey(secret);
 }
 
 /** Header names are looked up lower-cased (the parser gives them so); query and body names are exact. */

@@ -14,6 +14,8 @@ export function createLogger(level: string, name = 'streamgate', destination?: p
       paths: [
         'headers["x-api-key"]', 'headers.authorization', 'headers["x-service-signature"]',
         'secret', '*.secret', 'password', '*.password', 'token', '*.token', 'clientSecret', '*.clientSecret',
+        // Queue secrets, in a queue's settings or a PUT body.
+        'paymentsSecret', '*.paymentsSecret', 'sourceSecret', '*.sourceSecret', '*.*.sourceSecret',
         // The Kafka SASL password wherever the config, or a part of it, is logged
         // (pino's `*` matches one level only, so each depth is named).
         'sasl.password', '*.sasl.password', 'kafka.sasl.password', '*.kafka.sasl.password', '*.*.kafka.sasl.password',

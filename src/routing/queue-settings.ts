@@ -2,7 +2,9 @@
  * A queue's settings (docs/api.md#configuration-api), stored as JSON on the queue row and read
  * by ingress (auth, extraction, limits) and delivery (signing, headers).
  */
-export type AuthMode = 'api_key' | 'signed_request' | 'payments';
+export type AuthMode = 'api_key' | 'signed_request' | 'payments' | SourceAuthMode;
+/** Webhooks of a provider, verified with the queue's sourceSecret (docs/api.md#ingress-auth-modes). */
+export type SourceAuthMode = 'standard_webhooks' | 'github' | 'shopify';
 export type IngressState = 'accepting' | 'closed';
 export type ValueSource = 'header' | 'query' | 'body';
 
@@ -25,6 +27,8 @@ export interface QueueSettings {
   archived: boolean;
   /** Verifies an incoming Payments-Signature on `payments` queues (write-only). */
   paymentsSecret?: string;
+  /** Verifies the provider's signature on `standard_webhooks`, `github` and `shopify` queues (write-only). */
+  sourceSecret?: string;
   /** CIDRs a sender must come from; empty means anyone. */
   ipAllowlist: string[];
   groupKeyRequired: boolean;
@@ -42,7 +46,24 @@ export interface QueueSettings {
   public?: boolean;
 }
 
-export const AUTH_MODES: readonly AuthMode[] = ['api_key', 'signed_request', 'payments'];
+export const SOURCE_AUTH_MODES: readonly SourceAuthMode[] = ['standard_webhooks', 'github', 'shopify'];
+export const AUTH_MODES: readonly AuthMode[] = ['api_key', 'signed_request', 'payments', ...SOURCE_AUTH_MODES];
+
+export function isSourceAuthMode(mode: AuthMode): mode is SourceAuthMode {
+  return (SOURCE_AUTH_MODES as readonly string[]).includes(mode);
+}
+
+/**
+ * The headers (lower case) an inbound source sends beside its signature: the
+ * provider's delivery id, the event's idempotency key when no Idempotency-Key
+ * is sent, and the header its event type is read from unless the queue names
+ * its own eventType source (docs/api.md#ingress-auth-modes).
+ */
+export const SOURCE_HEADERS: Readonly<Record<SourceAuthMode, { deliveryId: string; eventType: string | null }>> = Object.freeze({
+  standard_webhooks: { deliveryId: 'webhook-id', eventType: null },
+  github: { deliveryId: 'x-github-delivery', eventType: 'x-github-event' },
+  shopify: { deliveryId: 'x-shopify-webhook-id', eventType: 'x-shopify-topic' },
+});
 export const INGRESS_STATES: readonly IngressState[] = ['accepting', 'closed'];
 export const VALUE_SOURCES: readonly ValueSource[] = ['header', 'query', 'body'];
 

@@ -167,6 +167,6 @@ async function convergeQueue(
  * Rule 2: a new queue requires an API key unless the workspace already demands
  * a signed request (workspace setting `defaultAuthMode`), which it then keeps.
  */
-export function demandedAuthMode(workspaceSettings: Record<string, unknown>): Exclude<AuthMode, 'payments'> {
+export function demandedAuthMode(workspaceSettings: Record<string, unknown>): Extract<AuthMode, 'api_key' | 'signed_request'> {
   return workspaceSettings.defaultAuthMode === 'signed_request' ? 'signed_request' : 'api_key';
 }

@@ -50,6 +50,22 @@ t.test('an owner runs a workspace from the console', async (t) => {
   t.equal((await api.manage('GET', `/v1/tenants/${T}/queues/orders/targets/warehouse`)).status, 200, 'the route exists');
   await tab.shoot('routes');
 
+  // An inbound source queue: the mode offers a write-only source secret, never shown again.
+  await tab.go(`#/w/${T}/queues`);
+  await tab.click('New queue');
+  await tab.fill('Name', 'github-hooks');
+  t.notOk(await tab.page.$('#q-sourceSecret'), 'no source secret field for an API key queue');
+  await tab.select('Auth mode', 'github');
+  await tab.page.waitForSelector('#q-sourceSecret');
+  await tab.fillId('q-sourceSecret', 'gh-console-secret-4711');
+  await tab.shoot('queue-form-github');
+  await tab.click('Save queue');
+  await tab.page.waitForSelector('tr[data-queue="github-hooks"]');
+  const hooks = await api.manage('GET', `/v1/tenants/${T}/queues/github-hooks`);
+  t.match(hooks.body, { authMode: 'github', sourceSecretSet: true }, 'saved with its secret');
+  t.notOk(JSON.stringify(hooks.body).includes('gh-console-secret-4711'), 'the secret is not returned');
+  t.notOk((await tab.text()).includes('gh-console-secret-4711'), 'nor shown');
+
   // Archive: ingress answers 409 queue_archived; Restore from the console.
   await tab.go(`#/w/${T}/queues`);
   await tab.click('Archive', 'tr[data-queue="orders"]');

@@ -11,6 +11,7 @@ interface QueueDraft {
   ingress: Queue['ingress'];
   archived: boolean;
   paymentsSecret: string;
+  sourceSecret: string;
   ipAllowlist: string;
   groupKeyRequired: boolean;
   eventType: Sourced;
@@ -32,6 +33,7 @@ function draftOf(q: Queue | null): QueueDraft {
     ingress: q?.ingress ?? 'accepting',
     archived: q?.archived ?? false,
     paymentsSecret: '',
+    sourceSecret: '',
     ipAllowlist: (q?.ipAllowlist ?? []).join('\n'),
     groupKeyRequired: q?.groupKeyRequired ?? false,
     eventType: sourced(q?.eventType),
@@ -45,9 +47,17 @@ function draftOf(q: Queue | null): QueueDraft {
   };
 }
 
+/** Inbound sources: the provider signs with the queue's source secret (docs/api.md#ingress-auth-modes). */
+const SOURCE_MODES: ReadonlyArray<Queue['authMode']> = ['standard_webhooks', 'github', 'shopify'];
+const SOURCE_SECRET_HINT: Record<string, string> = {
+  standard_webhooks: 'The whsec_… secret the sender signs webhook-signature with.',
+  github: "The webhook's secret on GitHub (X-Hub-Signature-256).",
+  shopify: "The app's client secret on Shopify (X-Shopify-Hmac-Sha256).",
+};
+
 /**
  * A queue's stored settings as a PUT body: PUT replaces the whole settings
- * object, so every setting is sent (the payments secret, write-only, cannot be).
+ * object, so every setting is sent (the payments and source secrets, write-only, cannot be).
  */
 export function queueInput(q: Queue): Record<string, unknown> {
   const out: Record<string, unknown> = {
@@ -73,6 +83,8 @@ function bodyOf(d: QueueDraft): Record<string, unknown> {
     dedupWindowSeconds: Number(d.dedupWindowSeconds),
   };
   if (d.paymentsSecret) out.paymentsSecret = d.paymentsSecret;
+  // Only the modes that verify with it take one (the API refuses it elsewhere).
+  if (d.sourceSecret && SOURCE_MODES.includes(d.authMode)) out.sourceSecret = d.sourceSecret;
   for (const k of ['eventType', 'groupKey', 'partitionKey'] as const) {
     if (d[k].source) out[k] = { source: d[k].source, name: d[k].name.trim() };
   }
@@ -136,6 +148,9 @@ export function QueueForm(props: { tenant: string; queue: Queue | null; canWrite
               <option value="api_key">API key</option>
               <option value="signed_request">Signed request</option>
               <option value="payments">Payments-Signature</option>
+              <option value="standard_webhooks">Standard Webhooks (webhook-signature)</option>
+              <option value="github">GitHub (X-Hub-Signature-256)</option>
+              <option value="shopify">Shopify (X-Shopify-Hmac-Sha256)</option>
             </select>
           </Field>
           <Field label="Ingress" id="q-ingress" error={fe('ingress')}>
@@ -148,6 +163,14 @@ export function QueueForm(props: { tenant: string; queue: Queue | null; canWrite
             <Field label="Payments secret" id="q-paymentsSecret" error={fe('paymentsSecret')}
               hint={props.queue?.paymentsSecretSet ? 'A secret is set. It is write-only: enter it again when you save, or the queue loses it.' : 'The secret incoming Payments-Signature headers are verified with.'}>
               <input id="q-paymentsSecret" type="password" autocomplete="off" value={d.paymentsSecret} onInput={(e) => set({ paymentsSecret: val(e) })} />
+            </Field>
+          )}
+          {SOURCE_MODES.includes(d.authMode) && (
+            <Field label="Source secret" id="q-sourceSecret" error={fe('sourceSecret')}
+              hint={props.queue?.sourceSecretSet && props.queue.authMode === d.authMode
+                ? 'A secret is set. It is write-only: enter it again when you save, or the queue loses it.'
+                : SOURCE_SECRET_HINT[d.authMode]}>
+              <input id="q-sourceSecret" type="password" autocomplete="off" value={d.sourceSecret} onInput={(e) => set({ sourceSecret: val(e) })} />
             </Field>
           )}
           <Field label="IP allowlist" id="q-ipAllowlist" error={fe('ipAllowlist')} hint="Addresses or CIDRs, one per line; empty lets anyone post.">
@@ -174,7 +197,7 @@ export function QueueForm(props: { tenant: string; queue: Queue | null; canWrite
         </div>
         <h3>Context sources</h3>
         <div class="grid">
-          {source('eventType', 'Event type', 'X-Service-Event-Type')}
+          {source('eventType', 'Event type', d.authMode === 'github' ? 'X-GitHub-Event' : d.authMode === 'shopify' ? 'X-Shopify-Topic' : 'X-Service-Event-Type')}
           {source('groupKey', 'Group key', 'X-Service-Group-Key')}
           {source('partitionKey', 'Partition key', 'X-Service-Partition-Key')}
         </div>

@@ -1,10 +1,13 @@
 import Type, { type Static } from 'typebox';
 import { parseAllowlistEntry } from '../../auth/ip-allowlist.js';
+import { standardWebhooksKey } from '../../auth/source-signatures.js';
 import { HEADER_NAME } from '../../routing/header-rules.js';
 import {
   AUTH_MODES,
   INGRESS_STATES,
+  SOURCE_AUTH_MODES,
   VALUE_SOURCES,
+  isSourceAuthMode,
   withQueueDefaults,
   type QueueDefaults,
   type MappedHeader,
@@ -43,6 +46,15 @@ export const QueueInput = closed(
   ingress: maybe(oneOf(INGRESS_STATES)),
   archived: maybe(Type.Boolean()),
   paymentsSecret: maybe(withProblem(Type.String({ maxLength: 500, pattern: NO_CONTROL }), 'must be a non-empty string without control characters')),
+  sourceSecret: maybe(withProblem(
+    Type.String({
+      maxLength: 500,
+      pattern: NO_CONTROL,
+      description: 'Write-only. The secret the provider signs with, for authMode standard_webhooks (whsec_ + base64, as the provider gives it), '
+        + 'github (the webhook secret) or shopify (the app\'s client secret). Answers show only sourceSecretSet.',
+    }),
+    'must be a non-empty string without control characters',
+  )),
   ipAllowlist: maybe(
     Type.Array(withProblem(Type.String({ format: 'ip-or-cidr' }), 'is not an IP address or CIDR such as 203.0.113.0/24'), { maxItems: 100 }),
   ),
@@ -89,6 +101,13 @@ function queueSettingsOf(input: Static<typeof QueueInput>, problems: Problems): 
   if (input.ingress != null) out.ingress = input.ingress;
   if (input.archived != null) out.archived = input.archived;
   if (input.paymentsSecret != null) out.paymentsSecret = input.paymentsSecret;
+  if (input.sourceSecret != null) {
+    const mode = out.authMode ?? 'api_key';
+    if (!isSourceAuthMode(mode)) problems.add('sourceSecret', `needs authMode ${SOURCE_AUTH_MODES.join(', ')} in the same body: only those queues verify with a source secret`);
+    else if (mode === 'standard_webhooks' && standardWebhooksKey(input.sourceSecret) === null) {
+      problems.add('sourceSecret', 'must be whsec_ followed by the base64 of the key, as Standard Webhooks secrets are');
+    } else out.sourceSecret = input.sourceSecret;
+  }
   if (input.ipAllowlist != null) out.ipAllowlist = input.ipAllowlist.map((entry) => entry.trim());
   if (input.groupKeyRequired != null) out.groupKeyRequired = input.groupKeyRequired;
   for (const field of ['eventType', 'groupKey', 'partitionKey'] as const) {
@@ -148,9 +167,16 @@ function mappedHeaders(list: ReadonlyArray<Static<typeof MappedHeaderBody>>, rec
 /**
  * A queue's settings as the API shows them: every setting with its default
  * (hopBudget and dedupWindowSeconds from the node's configuration, as ingress
- * applies them), the payments secret write-only (only whether one is set).
+ * applies them), the payments and source secrets write-only (only whether one is set).
  */
-export function queueSettingsView(stored: Partial<QueueSettings>, defaults: QueueDefaults): Omit<QueueSettings, 'paymentsSecret'> & { paymentsSecretSet: boolean } {
-  const { paymentsSecret, ...rest } = withQueueDefaults(stored, defaults);
-  return { ...rest, paymentsSecretSet: typeof paymentsSecret === 'string' && paymentsSecret.length > 0 };
+export function queueSettingsView(
+  stored: Partial<QueueSettings>,
+  defaults: QueueDefaults,
+): Omit<QueueSettings, 'paymentsSecret' | 'sourceSecret'> & { paymentsSecretSet: boolean; sourceSecretSet: boolean } {
+  const { paymentsSecret, sourceSecret, ...rest } = withQueueDefaults(stored, defaults);
+  return {
+    ...rest,
+    paymentsSecretSet: typeof paymentsSecret === 'string' && paymentsSecret.length > 0,
+    sourceSecretSet: typeof sourceSecret === 'string' && sourceSecret.length > 0,
+  };
 }

@@ -1,4 +1,4 @@
-import { withQueueDefaults, type QueueSettings } from '../../routing/queue-settings.js';
+import { isSourceAuthMode, withQueueDefaults, type QueueSettings } from '../../routing/queue-settings.js';
 
 export type QueueState = 'accepting' | 'closed' | 'archived' | 'paused';
 
@@ -21,6 +21,9 @@ export function queueState(
   }
   if (s.authMode === 'payments' && !s.paymentsSecret) {
     return { state: 'paused', pausedReason: 'The payments queue has no payments secret configured.' };
+  }
+  if (isSourceAuthMode(s.authMode) && !s.sourceSecret) {
+    return { state: 'paused', pausedReason: `The ${s.authMode} queue has no source secret configured.` };
   }
   if (s.ingress === 'closed') return { state: 'closed', pausedReason: null };
   return { state: 'accepting', pausedReason: null };

@@ -40,6 +40,7 @@ export const QueueView = Type.Object(
     ingress: oneOf(INGRESS_STATES),
     archived: Type.Boolean(),
     paymentsSecretSet: Type.Boolean({ description: 'payments queues: whether a secret is set (the secret itself is write-only)' }),
+    sourceSecretSet: Type.Boolean({ description: 'standard_webhooks, github and shopify queues: whether a source secret is set (the secret itself is write-only)' }),
     ipAllowlist: Type.Array(Type.String(), { description: 'addresses or CIDRs a sender must come from; empty: anyone (403 ip_not_allowed)' }),
     groupKeyRequired: Type.Boolean(),
     eventType: Type.Optional(SourceRefBody),

@@ -4,13 +4,16 @@ import { startLoggedNode } from '../../helpers/log-capture.js';
 import { bootstrapDatabase, clientFor } from '../../helpers/nodes.js';
 import { startReceiver } from '../../helpers/receiver.js';
 import { signRequest } from '../../helpers/signing.js';
+import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 
 /**
  * A full run logged at debug with the access log on for every request, then
  * the whole log text searched for every credential that went through the
  * node: API keys (good and wrong), created keys and signing secrets, the
  * signatures of requests and deliveries (real and forged), target passwords,
- * bearer tokens and OAuth client secrets, a payments secret.
+ * bearer tokens and OAuth client secrets, a payments secret, inbound source
+ * secrets and the signatures made with them (real and forged).
  */
 
 const backends = await freshBackends(t);
@@ -79,6 +82,29 @@ t.test('no API key, secret, signature or password appears in the log of a full r
   const stripeLike = `t=${Math.floor(Date.now() / 1000)},v1=${'ab'.repeat(32)}`;
   secrets.set('forged payments signature', 'ab'.repeat(32));
   t.equal((await api.postEvent('payments', '{"n":7}', { 'payments-signature': stripeLike })).status, 401);
+  // Inbound sources: their secrets, a real and a forged signature of each kind.
+  secrets.set('standard source secret', `whsec_${Buffer.from('Standard_Source_Secret_32_bytes!').toString('base64')}`);
+  secrets.set('shopify source secret', 'shpss_Shopify_Source_Secret_5555');
+  for (const [queue, authMode, secret] of [['std-src', 'standard_webhooks', 'standard source secret'], ['shop-src', 'shopify', 'shopify source secret']] as const) {
+    const saved = await api.manage('PUT', api.tenantPath(`/queues/${queue}`), { authMode, sourceSecret: secrets.get(secret) });
+    t.equal(saved.status < 300, true, `${queue} saved`);
+  }
+  const stdHeaders = (secret: string) => {
+    const at = new Date();
+    return { 'webhook-id': 'msg_logged', 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign('msg_logged', at, '{"n":8}') };
+  };
+  const realStd = stdHeaders(secrets.get('standard source secret')!);
+  const forgedStd = stdHeaders(`whsec_${Buffer.from('Forged_Standard_Secret_32_bytes!').toString('base64')}`);
+  secrets.set('standard signature', realStd['webhook-signature'].slice(3));
+  secrets.set('forged standard signature', forgedStd['webhook-signature'].slice(3));
+  const src = (queue: string, headers: Record<string, string>) => api.request('POST', `/events/${tenant}/${queue}`, { raw: '{"n":8}', headers: { 'content-type': 'application/json', ...headers } });
+  t.equal((await src('std-src', realStd)).status, 202);
+  t.equal((await src('std-src', forgedStd)).status, 401);
+  const shopMac = (secret: string) => createHmac('sha256', secret).update('{"n":8}').digest('base64');
+  secrets.set('shopify signature', shopMac(secrets.get('shopify source secret')!));
+  secrets.set('forged shopify signature', shopMac('shpss_Forged_Secret_000'));
+  t.equal((await src('shop-src', { 'x-shopify-hmac-sha256': secrets.get('shopify signature')!, 'x-shopify-topic': 'orders/create' })).status, 202);
+  t.equal((await src('shop-src', { 'x-shopify-hmac-sha256': secrets.get('forged shopify signature')!, 'x-shopify-topic': 'orders/create' })).status, 401);
   // A credential in a query string (where a careless client may put it) is not logged either.
   secrets.set('query key', 'qik_In_Query_String_999');
   await api.request('GET', `${api.tenantPath('/queues/plain')}?api_key=qik_In_Query_String_999`, { headers: { 'x-api-key': creds.buildKey, 'x-license-publicid': creds.licensePublicId } });

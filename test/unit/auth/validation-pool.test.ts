@@ -18,6 +18,10 @@ const CASES: Array<[string, CheckJob, string]> = [
   ['signed content hash differs', { k: 'signed', secret: 'topsecret', head, body: Buffer.from('{"hello":"worle"}'), contentSha: bodySha, signature }, 'content_mismatch'],
   ['payments ok among several', { k: 'payments', secret: 'whsec', timestamp: '17', body, signatures: ['00', createHmac('sha256', 'whsec').update(Buffer.concat([Buffer.from('17.'), body])).digest('hex')] }, 'ok'],
   ['payments none match', { k: 'payments', secret: 'whsec', timestamp: '18', body, signatures: [createHmac('sha256', 'whsec').update(Buffer.concat([Buffer.from('17.'), body])).digest('hex')] }, 'mismatch'],
+  // Inbound sources: raw MAC bytes, so a key and candidates cross to a thread as Uint8Arrays.
+  ['source ok among several', { k: 'source', key: Buffer.from('src-key'), prefix: 'msg_1.17.', body, candidates: [Buffer.alloc(32), createHmac('sha256', 'src-key').update('msg_1.17.').update(body).digest()] }, 'ok'],
+  ['source without prefix', { k: 'source', key: Buffer.from('src-key'), prefix: '', body, candidates: [createHmac('sha256', 'src-key').update(body).digest()] }, 'ok'],
+  ['source wrong prefix', { k: 'source', key: Buffer.from('src-key'), prefix: 'msg_2.17.', body, candidates: [createHmac('sha256', 'src-key').update('msg_1.17.').update(body).digest()] }, 'mismatch'],
 ];
 
 t.test('inline verdicts', async (t) => {
@@ -28,7 +32,7 @@ t.test('inline verdicts', async (t) => {
 t.test('pool verdicts, batched: many checks of one turn resolve each with its own verdict', async (t) => {
   const v = new PoolValidator(1, 16);
   t.teardown(() => v.close());
-  // 10 rounds of the whole table in one synchronous burst: 70 checks, several batches of ≤ 16.
+  // 10 rounds of the whole table in one synchronous burst: 100 checks, several batches of ≤ 16.
   const jobs = Array.from({ length: 10 }, () => CASES).flat();
   const verdicts = await Promise.all(jobs.map(([, job]) => v.check(job)));
   t.same(verdicts, jobs.map(([, , want]) => want));

@@ -28,3 +28,10 @@ t.test('Idempotency-Key: absent or empty is none; controls and over-long keys re
   t.equal(checkIdempotencyKey('é'.repeat(127) + 'a', 255), 'é'.repeat(127) + 'a', '255 bytes');
   t.throws(() => checkIdempotencyKey('é'.repeat(128), 255), { code: 'invalid_header' }, '256 bytes');
 });
+
+t.test("an inbound source's delivery id stands for Idempotency-Key: same rules, named by its header", async (t) => {
+  t.equal(checkIdempotencyKey('72d3162e-cc78-11e3-81ab-4c9367dc0958', 255, 'x-github-delivery'), '72d3162e-cc78-11e3-81ab-4c9367dc0958');
+  t.equal(checkIdempotencyKey(undefined, 255, 'webhook-id'), null);
+  t.throws(() => checkIdempotencyKey('x'.repeat(256), 255, 'webhook-id'), { code: 'invalid_header', details: { header: 'webhook-id' }, message: /webhook-id header is over/ });
+  t.throws(() => checkIdempotencyKey('a\u0085b', 255, 'x-shopify-webhook-id'), { code: 'invalid_header', details: { header: 'x-shopify-webhook-id' } });
+});

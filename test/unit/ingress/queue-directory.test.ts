@@ -37,3 +37,24 @@ t.test('an allowlist is compiled once', async (t) => {
   t.ok(v.allowlist?.allows('10.1.1.1'));
   t.notOk(v.allowlist?.allows('127.0.0.1'));
 });
+
+t.test('inbound sources: the provider event-type header below the queue own source, the delivery-id header, the HMAC key', async (t) => {
+  const ws = { ingress: { eventType: { source: 'query', name: 'type' } } };
+  const github = buildView('ten_a', row({ authMode: 'github', sourceSecret: 'gh-secret' }, ws), DEFAULTS);
+  t.same(github.sources.eventType, { source: 'header', name: 'x-github-event' }, 'over the workspace default');
+  t.equal(github.deliveryIdHeader, 'x-github-delivery');
+  t.same(github.sourceKey, Buffer.from('gh-secret'), "the secret's UTF-8 bytes");
+  const own = buildView('ten_a', row({ authMode: 'shopify', sourceSecret: 's', eventType: { source: 'body', name: 'kind' } }), DEFAULTS);
+  t.same(own.sources.eventType, { source: 'body', name: 'kind' }, "the queue's own source wins");
+  t.equal(own.deliveryIdHeader, 'x-shopify-webhook-id');
+  const shopify = buildView('ten_a', row({ authMode: 'shopify' }), DEFAULTS);
+  t.same(shopify.sources.eventType, { source: 'header', name: 'x-shopify-topic' });
+  t.equal(shopify.sourceKey, null, 'no secret: nothing to verify with');
+  const standard = buildView('ten_a', row({ authMode: 'standard_webhooks', sourceSecret: 'whsec_AAEC' }, ws), DEFAULTS);
+  t.same(standard.sources.eventType, { source: 'query', name: 'type' }, 'Standard Webhooks names no event-type header');
+  t.equal(standard.deliveryIdHeader, 'webhook-id');
+  t.same(standard.sourceKey, Buffer.from([0, 1, 2]), 'the base64-decoded whsec_ key');
+  const plain = buildView('ten_a', row({ authMode: 'payments', sourceSecret: 'x' }), DEFAULTS);
+  t.equal(plain.deliveryIdHeader, null);
+  t.equal(plain.sourceKey, null, 'other modes never verify with a source secret');
+});

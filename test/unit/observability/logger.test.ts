@@ -27,3 +27,10 @@ t.test('err keeps type, message, stack, code and cause, and nothing else the err
   t.equal(line.eventId, 'evt_1');
   t.notMatch(lines[0], /qik_secret_value|Key \(hash\)/);
 });
+
+t.test('queue secrets are redacted wherever a queue body or settings object is logged', async (t) => {
+  const { lines, log } = capture();
+  log.info({ sourceSecret: 'top-src', settings: { sourceSecret: 'nested-src', paymentsSecret: 'nested-pay' }, body: { queue: { sourceSecret: 'deep-src' } } }, 'queue');
+  t.notMatch(lines[0], /top-src|nested-src|nested-pay|deep-src/);
+  t.match(lines[0], /\[redacted\]/);
+});

@@ -76,3 +76,25 @@ t.test('the payments secret is write-only in the view', async (t) => {
   t.equal(queueSettingsView({}, DEFAULTS).dedupWindowSeconds, 600);
   t.equal(queueSettingsView({ hopBudget: 3 }, DEFAULTS).hopBudget, 3, 'a queue\'s own value wins');
 });
+
+t.test('sourceSecret: only with an inbound source mode in the same body; whsec_ + base64 for standard_webhooks; write-only', async (t) => {
+  const std = `whsec_${Buffer.from('0123456789abcdef0123456789abcdef').toString('base64')}`;
+  t.same(readQueueSettings({ authMode: 'standard_webhooks', sourceSecret: std }), { authMode: 'standard_webhooks', sourceSecret: std });
+  t.same(readQueueSettings({ authMode: 'github', sourceSecret: 'any text secret' }), { authMode: 'github', sourceSecret: 'any text secret' });
+  t.same(readQueueSettings({ authMode: 'shopify', sourceSecret: 'shpss_x' }), { authMode: 'shopify', sourceSecret: 'shpss_x' });
+  for (const mode of ['standard_webhooks', 'github', 'shopify']) t.same(readQueueSettings({ authMode: mode }), { authMode: mode }, `${mode} without a secret (paused)`);
+  t.same(problems({ sourceSecret: 'x' }), ['sourceSecret'], 'api_key (the default) has no use for it');
+  for (const mode of ['api_key', 'signed_request', 'payments']) t.same(problems({ authMode: mode, sourceSecret: 'x' }), ['sourceSecret'], mode);
+  for (const bad of ['not-whsec', 'whsec_', 'whsec_***', 'whsec_A']) t.same(problems({ authMode: 'standard_webhooks', sourceSecret: bad }), ['sourceSecret'], bad);
+  t.same(problems({ authMode: 'github', sourceSecret: '' }), ['sourceSecret'], 'empty');
+  t.same(problems({ authMode: 'github', sourceSecret: 'a\nb' }), ['sourceSecret'], 'control characters');
+  t.same(problems({ authMode: 'github', sourceSecret: 'x'.repeat(501) }), ['sourceSecret'], 'over 500 characters');
+  t.same(problems({ authMode: 'github', sourceSecret: null }), [], 'null: not given');
+
+  const view = queueSettingsView({ authMode: 'github', sourceSecret: 'gh-secret' }, DEFAULTS);
+  t.equal(view.sourceSecretSet, true);
+  t.equal(view.paymentsSecretSet, false);
+  t.notOk('sourceSecret' in view);
+  t.notOk(JSON.stringify(view).includes('gh-secret'));
+  t.equal(queueSettingsView({}, DEFAULTS).sourceSecretSet, false);
+});

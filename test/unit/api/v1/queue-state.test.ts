@@ -18,3 +18,11 @@ t.test('archived wins over paused, paused over closed', async (t) => {
   t.equal(queueState({ archived: true, authMode: 'payments', ingress: 'closed' }, open).state, 'archived');
   t.equal(queueState({ authMode: 'payments', ingress: 'closed' }, open).state, 'paused');
 });
+
+t.test('inbound source queues are paused without a source secret', async (t) => {
+  for (const authMode of ['standard_webhooks', 'github', 'shopify'] as const) {
+    t.match(queueState({ authMode }, open), { state: 'paused', pausedReason: new RegExp(`${authMode} queue has no source secret`) });
+    t.equal(queueState({ authMode, paymentsSecret: 's' }, open).state, 'paused', 'a payments secret is not a source secret');
+    t.equal(queueState({ authMode, sourceSecret: 's' }, open).state, 'accepting');
+  }
+});

@@ -44,5 +44,5 @@ t.test('the key is never printed', async (t) => {
   const enc = KeyEncryption.fromSetting(hexKey)!;
   t.notOk(inspect(enc).includes(hexKey), 'inspect');
   t.notOk(JSON.stringify({ enc }).includes(hexKey), 'JSON');
-  t.notOk(inspect(enc, { showHidden: true }).includes(Buffer.from(hexKey, 'hex').toString('hex')));
+  t.notOk(inspect(enc, { showHidden: true }).includes(Buffer.from(hexKey, 'hex').toString('base64')), 'inspect, hidden fields too');
 });

@@ -13,6 +13,7 @@ import { registerConfigApi } from './v1/config-api.js';
 import { registerWaasApi } from './waas/waas-api.js';
 import { registerSigningKeysApi } from './v1/signing-keys-api.js';
 import { SigningKeyRepo } from '../storage/signing-key-repo.js';
+import { KeyEncryption } from '../storage/key-encryption.js';
 import { KeyRepo } from '../storage/key-repo.js';
 import { QueueLookupRepo } from '../storage/queue-lookup-repo.js';
 import { registerEventsApi } from './events/events-api.js';
@@ -70,6 +71,7 @@ export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle>
     signingKeys: new SigningKeyRepo(ctx.sql),
     bus: ctx.bus,
     maxBodyBytes: ctx.config.server.maxManagementBodyBytes,
+    keyEncryption: KeyEncryption.fromSetting(ctx.config.signing.keyEncryptionKey),
   });
   registerEventsApi(ctx, auth);
   // The console's lists and bulk redelivery (issue 14).

@@ -13,6 +13,7 @@ import { consumerGroupCheck } from '../observability/readiness-checks.js';
 import { ParkedDeliveryRepo } from '../storage/parked-delivery-repo.js';
 import { QueueLookupRepo } from '../storage/queue-lookup-repo.js';
 import { SigningKeyRepo } from '../storage/signing-key-repo.js';
+import { KeyEncryption } from '../storage/key-encryption.js';
 import { TargetStateRepo } from '../storage/target-state-repo.js';
 import { DeliveryStep } from './delivery-step.js';
 import { DeliverySupervisor } from './delivery-supervisor.js';
@@ -27,7 +28,13 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
   const d = config.delivery;
   const log = ctx.log.child({ component: 'delivery' });
   const dispatcher = new HttpDispatcher(ctx.guard, d.maxSocketsPerOrigin, d.maxResponseBytes, loadTlsTrust(d.tls.caFile));
-  const plans = new SigningPlans(new QueueLookupRepo(sql), new SigningKeyRepo(sql), config.ingress.cacheTtlMs);
+  const plans = new SigningPlans(
+    new QueueLookupRepo(sql),
+    new SigningKeyRepo(sql),
+    config.ingress.cacheTtlMs,
+    KeyEncryption.fromSetting(config.signing.keyEncryptionKey),
+    log,
+  );
   ctx.bus.onInvalidate(() => plans.invalidate());
   const flows = new TargetFlows(d.flow);
   const spillSlots = new KeyedSemaphores(d.parking.maxConcurrentDrains);

@@ -64,7 +64,9 @@ export async function applyDeploy(file: DeployFile, fetchImpl: typeof fetch = fe
     const list = await call('GET', `${tenant}/signing-keys`);
     if (list.status >= 400) record('signingKeys', list);
     else {
-      const have = Array.isArray((list.body as { data?: unknown[] })?.data) ? (list.body as { data: unknown[] }).data.length : 0;
+      // signingKeys.minimum counts HMAC keys (what signed-request ingress and `hmac` queues need); ed25519 keys are not counted.
+      const listed = (list.body as { data?: Array<{ algorithm?: string }> })?.data;
+      const have = Array.isArray(listed) ? listed.filter((k) => (k.algorithm ?? 'hmac-sha256') === 'hmac-sha256').length : 0;
       for (let i = have; i < file.signingKeys.minimum; i++) {
         const made = await call('POST', `${tenant}/signing-keys`, {});
         if (made.status >= 400) {

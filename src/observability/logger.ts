@@ -19,6 +19,9 @@ export function createLogger(level: string, name = 'streamgate', destination?: p
         // The Kafka SASL password wherever the config, or a part of it, is logged
         // (pino's `*` matches one level only, so each depth is named).
         'sasl.password', '*.sasl.password', 'kafka.sasl.password', '*.kafka.sasl.password', '*.*.kafka.sasl.password',
+        // The key encryption key of ed25519 signing keys, likewise; and webhook signatures a caller may log.
+        'keyEncryptionKey', '*.keyEncryptionKey', 'signing.keyEncryptionKey', '*.signing.keyEncryptionKey', '*.*.signing.keyEncryptionKey',
+        'headers["webhook-signature"]', 'privateKey', '*.privateKey',
       ],
       censor: '[redacted]',
     },

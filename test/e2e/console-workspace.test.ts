@@ -10,7 +10,8 @@ declare const document: any; // in page.evaluate callbacks (no DOM lib here)
 // header collision refused in the form, archive and restore), targets (a
 // disabled one re-enabled), routes and signing keys.
 t.test('an owner runs a workspace from the console', async (t) => {
-  const { creds, base, api, T } = await startConsoleNode(t);
+  // A key encryption key, so the console can make an ed25519 signing key too.
+  const { creds, base, api, T } = await startConsoleNode(t, { signing: { keyEncryptionKey: '11'.repeat(32) } });
   const receiver = await startReceiver(t);
   const browser = await startBrowser(t);
   const tab = await ConsoleTab.open(browser, base, 'owner');
@@ -131,6 +132,19 @@ t.test('an owner runs a workspace from the console', async (t) => {
   await tab.click('Revoke');
   await tab.waitText('No signing keys.');
   t.same((await api.manage('GET', `/v1/tenants/${T}/signing-keys`)).body.data, [], 'revoked');
+  // An ed25519 key: its public key is shown (never a private key), and the list names the algorithm.
+  await tab.select('Algorithm', 'ed25519');
+  await tab.click('Create signing key');
+  await tab.page.waitForSelector('[data-testid="public-key"]');
+  const publicKey = await tab.page.$eval('[data-testid="public-key"]', (el: any) => el.textContent as string);
+  t.match(publicKey, /^whpk_[A-Za-z0-9+/]{43}=$/, 'the public key is shown');
+  const edKeys = (await api.manage('GET', `/v1/tenants/${T}/signing-keys`)).body.data as Array<{ keyId: string; algorithm: string; publicKey: string }>;
+  t.match(edKeys, [{ algorithm: 'ed25519', publicKey }], 'the API lists the same public key');
+  await tab.click('Done');
+  await tab.page.waitForFunction(() => (document.querySelector('[data-testid="signing-keys"]') as any)?.innerText.includes('ed25519'));
+  t.pass('the list shows the algorithm');
+  await tab.click('Revoke');
+  await tab.waitText('No signing keys.');
 
   // Sandbox: a test event whose first two simulated attempts fail; the run shows each attempt.
   await api.wire('trial', 'simulated', `${receiver.url}/sim`);

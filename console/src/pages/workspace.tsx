@@ -265,30 +265,54 @@ function Routes(props: { tenant: string }) {
   );
 }
 
+type SigningKeyMade = { keyId: string; algorithm: 'hmac-sha256'; secret: string; standardSecret: string } | { keyId: string; algorithm: 'ed25519'; publicKey: string };
+type SigningKeyListed = { keyId: string; algorithm: 'hmac-sha256' | 'ed25519'; publicKey?: string; createdAt: string };
+
 function SigningKeys(props: { tenant: string }) {
   const t = props.tenant;
   const canWrite = useCanWrite(t);
-  const [secret, setSecret] = useState<{ secret: string; standardSecret: string } | null>(null);
-  const { data, error, reload } = useLoad(() => get<Data<{ keyId: string; createdAt: string }>>(`/v1/tenants/${seg(t)}/signing-keys`).then((r) => r.data), [t]);
+  const [algorithm, setAlgorithm] = useState<'hmac-sha256' | 'ed25519'>('hmac-sha256');
+  const [made, setMade] = useState<SigningKeyMade | null>(null);
+  const { data, error, reload } = useLoad(() => get<Data<SigningKeyListed>>(`/v1/tenants/${seg(t)}/signing-keys`).then((r) => r.data), [t]);
+  const newestHmac = data?.find((k) => k.algorithm === 'hmac-sha256')?.keyId;
   return (
     <div>
-      {secret && <SecretOnce label="Signing secret" value={secret.secret} also={{ label: 'The same key for Standard Webhooks libraries (new Webhook(…))', value: secret.standardSecret }} onDone={() => setSecret(null)} />}
-      <p>
-        <ActionButton label="Create signing key" kind="primary" disabled={!canWrite} run={async () => {
-          const made = await post<{ keyId: string; secret: string; standardSecret: string }>(`/v1/tenants/${seg(t)}/signing-keys`);
-          setSecret({ secret: made.secret, standardSecret: made.standardSecret });
-          await reload();
-        }} />
-      </p>
-      <p class="muted">Any active key verifies signed-request ingress; the newest signs outbound deliveries of hmac queues.</p>
+      {made?.algorithm === 'hmac-sha256' && <SecretOnce label="Signing secret" value={made.secret} also={{ label: 'The same key for Standard Webhooks libraries (new Webhook(…))', value: made.standardSecret }} onDone={() => setMade(null)} />}
+      {made?.algorithm === 'ed25519' && (
+        <div class="secret" role="status">
+          <p>
+            <strong>Public key</strong> of the new ed25519 key — receivers verify the <code>v1a</code> entries of Standard Webhooks deliveries with it. The private key never leaves streamgate.
+          </p>
+          <code class="secret-value" data-testid="public-key">{made.publicKey}</code>
+          <div class="row">
+            <button type="button" onClick={() => setMade(null)}>Done</button>
+          </div>
+        </div>
+      )}
+      <div class="row">
+        <Field label="Algorithm" id="signing-key-algorithm" hint="ed25519 keys sign only the v1a entries of standard queues' deliveries.">
+          <select id="signing-key-algorithm" value={algorithm} disabled={!canWrite} onChange={(e) => setAlgorithm(val(e) as 'hmac-sha256' | 'ed25519')}>
+            <option value="hmac-sha256">HMAC-SHA256 (shared secret)</option>
+            <option value="ed25519">Ed25519 (public key)</option>
+          </select>
+        </Field>
+        <p>
+          <ActionButton label="Create signing key" kind="primary" disabled={!canWrite} run={async () => {
+            setMade(await post<SigningKeyMade>(`/v1/tenants/${seg(t)}/signing-keys`, algorithm === 'ed25519' ? { algorithm } : {}));
+            await reload();
+          }} />
+        </p>
+      </div>
+      <p class="muted">Any active HMAC key verifies signed-request ingress; the newest signs outbound deliveries of hmac queues. Standard queues are signed by every active key: a v1 entry per HMAC key, a v1a entry per ed25519 key.</p>
       {error ? <ErrorLine error={error} /> : !data ? <Loading /> : (
         <table class="list" data-testid="signing-keys">
-          <thead><tr><th>Key ID</th><th>Created</th><th /></tr></thead>
+          <thead><tr><th>Key ID</th><th>Algorithm</th><th>Created</th><th /></tr></thead>
           <tbody>
-            {data.length === 0 && <tr><td colSpan={3} class="muted">No signing keys.</td></tr>}
-            {data.map((k, i) => (
+            {data.length === 0 && <tr><td colSpan={4} class="muted">No signing keys.</td></tr>}
+            {data.map((k) => (
               <tr key={k.keyId}>
-                <td><code>{k.keyId}</code>{i === 0 && <span class="muted"> (signs outbound)</span>}</td>
+                <td><code>{k.keyId}</code>{k.keyId === newestHmac && <span class="muted"> (signs outbound)</span>}{k.publicKey && <div><code class="muted" title="Public key">{k.publicKey}</code></div>}</td>
+                <td>{k.algorithm}</td>
                 <td>{when(k.createdAt)}</td>
                 <td><ActionButton label="Revoke" kind="danger" disabled={!canWrite} confirm={`Revoke ${k.keyId}?`} run={async () => { await del(`/v1/tenants/${seg(t)}/signing-keys/${seg(k.keyId)}`); await reload(); }} /></td>
               </tr>

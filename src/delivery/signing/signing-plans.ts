@@ -2,8 +2,11 @@ import { TtlCache } from '../../cache/ttl-cache.js';
 import type { EventRecord } from '../../event-log/event-record.js';
 import { withQueueDefaults } from '../../routing/queue-settings.js';
 import type { QueueLookupRepo } from '../../storage/queue-lookup-repo.js';
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import type { Logger } from '../../observability/logger.js';
+import type { KeyEncryption } from '../../storage/key-encryption.js';
 import type { SigningKeyRepo } from '../../storage/signing-key-repo.js';
-import type { SigningKey } from './signing.js';
+import type { Ed25519SigningKey, SigningKey, StandardKey } from './signing.js';
 
 /** How the deliveries of one queue are signed right now. */
 export interface SigningPlan {
@@ -11,10 +14,13 @@ export interface SigningPlan {
   hmac: boolean;
   /** The queue signs with Standard Webhooks headers (outboundSigning `standard`). */
   standard: boolean;
-  /** The workspace's newest active signing key, or null when it has none. */
+  /** The workspace's newest active HMAC signing key, or null when it has none (ed25519 keys never are). */
   key: SigningKey | null;
-  /** Every active signing key, newest first: a `standard` delivery carries one signature per key (rotation). */
-  keys: readonly SigningKey[];
+  /**
+   * Every active key, newest first, HMAC keys then ed25519 keys: a `standard`
+   * delivery carries one signature per key (a v1 entry per HMAC key, a v1a entry per ed25519 key).
+   */
+  keys: readonly StandardKey[];
   /** Set when the queue recalculates Payments-Signature: the secret its ingress verifies with. */
   paymentsSecret: string | null;
 }
@@ -28,12 +34,19 @@ const UNSIGNED: SigningPlan = Object.freeze({ hmac: false, standard: false, key:
  */
 export class SigningPlans {
   private readonly queues: TtlCache<SigningPlanBase | null>;
-  private readonly keys: TtlCache<readonly SigningKey[]>;
+  private readonly keys: TtlCache<WorkspaceKeys>;
 
+  /**
+   * `encryption`: signing.keyEncryptionKey (null when unset). An ed25519 key
+   * that cannot be decrypted with it (unset, or another key) signs nothing; the
+   * log says so once per key, naming the key id only.
+   */
   constructor(
     private readonly queueRepo: QueueLookupRepo,
     private readonly keyRepo: SigningKeyRepo,
     ttlMs: number,
+    private readonly encryption: KeyEncryption | null = null,
+    private readonly log: Pick<Logger, 'warn'> | null = null,
   ) {
     this.queues = new TtlCache(ttlMs);
     this.keys = new TtlCache(ttlMs);
@@ -46,7 +59,7 @@ export class SigningPlans {
     if (base !== undefined) {
       if (!base.hmac && !base.standard) return { ...UNSIGNED, paymentsSecret: base.paymentsSecret };
       const keys = this.keys.get(record.workspaceId);
-      if (keys !== undefined) return { ...base, key: keys[0] ?? null, keys };
+      if (keys !== undefined) return { ...base, key: keys.hmac[0] ?? null, keys: keys.all };
     }
     return this.forRecord(record);
   }
@@ -64,16 +77,65 @@ export class SigningPlans {
     });
     if (!base) return UNSIGNED;
     if (!base.hmac && !base.standard) return { ...UNSIGNED, paymentsSecret: base.paymentsSecret };
-    const keys = await this.keys.getOrLoad(record.workspaceId, async () =>
-      (await this.keyRepo.active(record.workspaceId)).map((k) => ({ keyId: k.keyId, secret: k.secret })),
-    );
-    return { ...base, key: keys[0] ?? null, keys };
+    const keys = await this.keys.getOrLoad(record.workspaceId, () => this.loadKeys(record.workspaceId));
+    return { ...base, key: keys.hmac[0] ?? null, keys: keys.all };
   }
 
   invalidate(): void {
     this.queues.clear();
     this.keys.clear();
+    this.parsed.clear();
   }
+
+  /**
+   * The workspace's keys. ed25519 private keys are decrypted and parsed here,
+   * once per key (the KeyObject is kept by key id), never per delivery.
+   */
+  private async loadKeys(workspaceId: string): Promise<WorkspaceKeys> {
+    const [hmacRows, edRows] = await Promise.all([this.keyRepo.active(workspaceId), this.keyRepo.activeEd25519(workspaceId)]);
+    const hmac: SigningKey[] = hmacRows.map((k) => ({ keyId: k.keyId, secret: k.secret }));
+    const ed: Ed25519SigningKey[] = [];
+    for (const row of edRows) {
+      let parsed = this.parsed.get(row.keyId);
+      if (!parsed) {
+        if (!this.encryption) {
+          this.warnOnce(row.keyId, 'an ed25519 signing key is active but signing.keyEncryptionKey is not set: its v1a entries are left out');
+          continue;
+        }
+        try {
+          const pkcs8 = this.encryption.decrypt(row.privateKeyEncrypted, row.keyId);
+          parsed = createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' });
+          pkcs8.fill(0);
+        } catch {
+          this.warnOnce(row.keyId, 'an ed25519 signing key does not decrypt with signing.keyEncryptionKey: its v1a entries are left out');
+          continue;
+        }
+        this.parsed.set(row.keyId, parsed);
+      }
+      ed.push({ algorithm: 'ed25519', keyId: row.keyId, privateKey: parsed });
+    }
+    return { hmac, all: [...hmac, ...ed] };
+  }
+
+  /**
+   * Parsed ed25519 private keys by key id, kept across TTL reloads (a key id's key never
+   * changes); cleared with every management write, so a revoked key leaves memory.
+   */
+  private readonly parsed = new Map<string, KeyObject>();
+  private readonly warned = new Set<string>();
+
+  private warnOnce(keyId: string, msg: string): void {
+    if (this.warned.has(keyId)) return;
+    this.warned.add(keyId);
+    this.log?.warn({ keyId }, msg);
+  }
+}
+
+interface WorkspaceKeys {
+  /** Active HMAC keys, newest first. */
+  hmac: readonly SigningKey[];
+  /** HMAC keys, then ed25519 keys (each newest first): what a `standard` delivery signs with. */
+  all: readonly StandardKey[];
 }
 
 type SigningPlanBase = Omit<SigningPlan, 'key' | 'keys'>;

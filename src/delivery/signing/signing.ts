@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, sign, type KeyObject } from 'node:crypto';
 import { randomBytesPooled } from '../../ids.js';
 import { hmacHex, sha256Hex, v1Canonical, v2Canonical, type V1Fields } from './canonical.js';
 
@@ -7,6 +7,19 @@ export interface SigningKey {
   keyId: string;
   secret: string;
 }
+
+/**
+ * A workspace's ed25519 signing key, its private key parsed once (SigningPlans
+ * caches it): it signs only the `v1a` entries of Standard Webhooks deliveries.
+ */
+export interface Ed25519SigningKey {
+  algorithm: 'ed25519';
+  keyId: string;
+  privateKey: KeyObject;
+}
+
+/** A key a `standard` delivery is signed with: HMAC (a `v1` entry) or ed25519 (a `v1a` entry). */
+export type StandardKey = SigningKey | Ed25519SigningKey;
 
 /**
  * The outbound HMAC headers of one attempt (docs/api.md#authentication), made
@@ -72,15 +85,24 @@ export function standardSecret(secret: string): string {
  * Standard Webhooks headers of one attempt (standardwebhooks.com; what Svix
  * sends): `webhook-id` (the event id, the same on every retry and
  * redelivery), `webhook-timestamp` (Unix seconds of this attempt) and
- * `webhook-signature`, a space-separated `v1,<base64 HMAC-SHA256 of
- * "{id}.{timestamp}.{raw body}">` per active key, newest first, so a receiver
- * holding either secret verifies during a rotation.
+ * `webhook-signature`, space-separated: a `v1,<base64 HMAC-SHA256 of
+ * "{id}.{timestamp}.{raw body}">` per active HMAC key, then a `v1a,<base64
+ * ed25519 signature of the same bytes>` per active ed25519 key, each newest
+ * first, so a receiver holding any one key verifies during a rotation.
  */
-export function standardHeaders(keys: readonly SigningKey[], request: { eventId: string; body: Buffer }, nowMs: number): Record<string, string> {
+export function standardHeaders(keys: readonly StandardKey[], request: { eventId: string; body: Buffer }, nowMs: number): Record<string, string> {
   const timestamp = String(Math.floor(nowMs / 1000));
-  const signatures = keys.map((key) => {
-    const mac = createHmac('sha256', standardKeyBytes(key.secret)).update(`${request.eventId}.${timestamp}.`).update(request.body).digest('base64');
-    return `v1,${mac}`;
-  });
-  return { 'webhook-id': request.eventId, 'webhook-timestamp': timestamp, 'webhook-signature': signatures.join(' ') };
+  const prefix = `${request.eventId}.${timestamp}.`;
+  const v1: string[] = [];
+  const v1a: string[] = [];
+  let signed: Buffer | null = null;
+  for (const key of keys) {
+    if ('privateKey' in key) {
+      signed ??= Buffer.concat([Buffer.from(prefix), request.body]);
+      v1a.push(`v1a,${sign(null, signed, key.privateKey).toString('base64')}`);
+    } else {
+      v1.push(`v1,${createHmac('sha256', standardKeyBytes(key.secret)).update(prefix).update(request.body).digest('base64')}`);
+    }
+  }
+  return { 'webhook-id': request.eventId, 'webhook-timestamp': timestamp, 'webhook-signature': [...v1, ...v1a].join(' ') };
 }

@@ -13,12 +13,15 @@ import { Webhook } from 'standardwebhooks';
  * node: API keys (good and wrong), created keys and signing secrets, the
  * signatures of requests and deliveries (real and forged), target passwords,
  * bearer tokens and OAuth client secrets, a payments secret, inbound source
- * secrets and the signatures made with them (real and forged).
+ * secrets and the signatures made with them (real and forged), the key
+ * encryption key and the v1/v1a Standard Webhooks signatures of an HMAC and an
+ * ed25519 key.
  */
 
 const backends = await freshBackends(t);
 const creds = await bootstrapDatabase(backends.databaseUrl);
-const { node, log } = await startLoggedNode(t, backends, { log: { level: 'debug', accessLog: { sampleRate: 1 } } });
+const KEK = Buffer.from('Key_Encryption_Key_For_Log_Test!').toString('base64');
+const { node, log } = await startLoggedNode(t, backends, { log: { level: 'debug', accessLog: { sampleRate: 1 } }, signing: { keyEncryptionKey: KEK } });
 const api = clientFor(node.port, creds);
 const tenant = creds.tenantPublicId;
 
@@ -48,6 +51,10 @@ t.test('no API key, secret, signature or password appears in the log of a full r
   const signing = await api.manage('POST', api.tenantPath('/signing-keys'), {});
   t.equal(signing.status, 201);
   secrets.set('signing secret', signing.body.secret);
+  secrets.set('key encryption key', KEK);
+  secrets.set('key encryption key (hex)', Buffer.from(KEK, 'base64').toString('hex'));
+  const ed = await api.manage('POST', api.tenantPath('/signing-keys'), { algorithm: 'ed25519' });
+  t.equal(ed.status, 201);
   secrets.set('bearer token', 'tok_bearer_Secret_123456');
   secrets.set('basic password', 'pw_Basic_Secret_654321');
   secrets.set('oauth client secret', 'cs_OAuth_Secret_777777');
@@ -57,6 +64,7 @@ t.test('no API key, secret, signature or password appears in the log of a full r
   await api.wire('oauth', 'oauth-target', `${receiver.url}/oauth`, {}, {
     auth: { mode: 'oauth2', tokenUrl: `${receiver.url}/token`, clientId: 'client', clientSecret: secrets.get('oauth client secret') },
   });
+  await api.wire('std', 'std-target', `${receiver.url}/std`, { outboundSigning: 'standard' });
   const payments = await api.manage('PUT', api.tenantPath('/queues/payments'), { authMode: 'payments', paymentsSecret: secrets.get('payments secret') });
   t.equal(payments.status < 300, true, 'payments queue saved');
 
@@ -64,6 +72,7 @@ t.test('no API key, secret, signature or password appears in the log of a full r
   t.equal((await api.postEvent('plain', '{"n":1}')).status, 202);
   t.equal((await api.postEvent('plain', '{"n":2}', { 'x-api-key': key.body.key })).status, 202);
   t.equal((await api.postEvent('oauth', '{"n":3}')).status, 202);
+  t.equal((await api.postEvent('std', '{"n":8}')).status, 202);
   const path = `/events/${tenant}/signed`;
   const body = '{"n":4}';
   const good = signRequest({ pathAndQuery: path, body, key: { keyId: signing.body.keyId, secret: signing.body.secret } });
@@ -112,6 +121,11 @@ t.test('no API key, secret, signature or password appears in the log of a full r
   // Deliveries: signed (v1, v2), with Authorization, each after a failed first attempt.
   await receiver.waitFor((r) => r.filter((x) => x.path === '/bearer').length >= 2 && r.filter((x) => x.path === '/basic').length >= 4, 60_000, 'signed deliveries retried and delivered');
   await receiver.waitFor((r) => r.filter((x) => x.path.startsWith('/token')).length >= 1, 60_000, 'the OAuth token request');
+  await receiver.waitFor((r) => r.some((x) => x.path === '/std'), 60_000, 'the standard delivery');
+  for (const req of receiver.requests.filter((x) => x.path === '/std')) {
+    for (const entry of String(req.headers['webhook-signature']).split(' ')) secrets.set(`${entry.split(',')[0]} entry sent to /std`, entry.split(',')[1]!);
+  }
+  t.ok(secrets.has('v1a entry sent to /std') && secrets.has('v1 entry sent to /std'), 'the standard delivery carried v1 and v1a entries');
   for (const req of receiver.requests) {
     for (const name of ['x-service-signature', 'x-service-signatures', 'authorization'] as const) {
       const value = req.headers[name];

@@ -6,6 +6,7 @@ import type { EventLogWriter } from '../event-log/event-log.js';
 import type { EventRecord } from '../event-log/event-record.js';
 import { answeredChannel } from '../observability/channels.js';
 import type { Tracing } from '../observability/tracing.js';
+import { acceptedJson } from './accepted-view.js';
 import { extractContext } from './event-context.js';
 import { checkHeaderValues, checkIdempotencyKey } from './header-check.js';
 import { checkHopPath } from './hop-path.js';
@@ -134,7 +135,7 @@ async function appendOnce(deps: PostEventDeps, exchange: Exchange, queue: QueueV
   const claim = await deps.idempotency.claim(scope, key, record.id, queue.settings.dedupWindowSeconds);
   if (claim.kind === 'replay') {
     exchange.ingress.replayed = true;
-    exchange.send(202, `{"eventId":"${claim.eventId}","replayed":true}`, JSON_HEADERS);
+    exchange.send(202, acceptedJson({ eventId: claim.eventId, replayed: true }), JSON_HEADERS);
     return;
   }
   try {
@@ -157,8 +158,7 @@ function accepted(exchange: Exchange, queue: QueueView, record: EventRecord): vo
   const outcome = exchange.ingress;
   outcome.queue = queue;
   outcome.bytes = record.body.length;
-  // Event ids are base64url: no JSON escaping needed.
-  exchange.send(202, `{"eventId":"${record.id}"}`, JSON_HEADERS);
+  exchange.send(202, acceptedJson({ eventId: record.id }), JSON_HEADERS);
 }
 
 // No workspace id or queue name holds a control character or runs past 200

@@ -10,7 +10,7 @@ import type { SsrfGuard } from '../../delivery/http/ssrf-guard.js';
 import type { LicenseRepo } from '../../storage/license-repo.js';
 import type { QueueRow, TargetRow, TopologyRepo, Upserted, WorkspaceRow } from '../../storage/topology-repo.js';
 import Type, { type Static } from 'typebox';
-import { QueueView, TargetView } from './resource-views.js';
+import { ApiKeyCreatedView, ApiKeyView, KEY_PROFILES, QueueView, TargetView } from './resource-views.js';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed, maybe, oneOf } from '../../schema/schema-kit.js';
 import { readBody, readJsonObject } from '../json-body.js';
@@ -18,8 +18,6 @@ import { checkQueueInput, queueSettingsView, readQueueSettings } from './queue-i
 import type { QueueLookupRepo } from '../../storage/queue-lookup-repo.js';
 import { checkRouteHeaders, checkTargetInput, checkTargetUrls, readTarget } from './target-input.js';
 import { decodePathSegment } from '../../http/path-segment.js';
-
-const KEY_PROFILES = ['ingress', 'full', 'build'] as const satisfies readonly KeyProfile[];
 
 /** The body of `POST /v1/tenants/{tenant}/keys`: a new API key of this workspace. */
 export const ApiKeyInput = closed(
@@ -141,7 +139,8 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
       throw new ServiceError('missing_permission', `A ${callerProfile} key cannot create a ${profile} key.`);
     }
     const key = await deps.licenses.createKey({ licenseId: ws.licenseId, workspaceId: ws.id, profile, name, queueScopes: queueScopes ?? null });
-    ex.sendJson(201, { keyId: key.keyId, key: key.wire, profile, tenantPublicId: ws.publicId, queueScopes: queueScopes ?? null });
+    const answer: Static<typeof ApiKeyCreatedView> = { keyId: key.keyId, key: key.wire, profile, tenantPublicId: ws.publicId, queueScopes: queueScopes ?? null };
+    ex.sendJson(201, answer);
   });
 
   // The workspace's keys, never a secret: what an owner needs to find the key to revoke.
@@ -149,7 +148,7 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
     const { ws } = await access(ex);
     const keys = await deps.keys.list(ws.id);
     ex.sendJson(200, {
-      data: keys.map((k) => ({
+      data: keys.map((k): Static<typeof ApiKeyView> => ({
         keyId: k.keyId, name: k.name, profile: k.profile, queueScopes: k.queueScopes,
         createdAt: k.createdAt.toISOString(), lastUsedAt: k.lastUsedAt?.toISOString() ?? null, revokedAt: k.revokedAt?.toISOString() ?? null,
       })),

@@ -6,12 +6,13 @@
  * answers against them).
  */
 import Type from 'typebox';
+import type { KeyProfile } from '../../auth/api-key.js';
 import { AUTH_MODES, INGRESS_STATES } from '../../routing/queue-settings.js';
 import { nullable, oneOf } from '../../schema/schema-kit.js';
 import { OUTBOUND_SIGNING, SourceRefBody } from './queue-input.js';
 import { RetryPolicyInput } from './target-input.js';
 
-const time = () => Type.String({ format: 'date-time' });
+const time = (options: { description?: string } = {}) => Type.String({ format: 'date-time', ...options });
 const publicId = (prefix: string) => Type.String({ pattern: `^${prefix}_` });
 
 export const WorkspaceView = Type.Object(
@@ -110,4 +111,33 @@ export const QueueWithStateView = Type.Object(
     description:
       'state: archived (queue or workspace; 409 queue_archived) wins over paused (no valid mode; 409 queue_paused), which wins over closed (409 ingress_closed)',
   },
+);
+
+/** The profiles an API key has (auth/api-key.ts's KeyProfile). */
+export const KEY_PROFILES = ['ingress', 'full', 'build'] as const satisfies readonly KeyProfile[];
+
+/** What `POST /v1/tenants/{tenant}/keys` answers: the new key, its secret shown once. */
+export const ApiKeyCreatedView = Type.Object(
+  {
+    keyId: Type.String({ pattern: '^key_' }),
+    key: Type.String({ pattern: '^qak_key_', description: 'the key as sent in X-Api-Key (qak_<keyId>.<secret>); shown once, never stored' }),
+    profile: oneOf(KEY_PROFILES),
+    tenantPublicId: publicId('ten'),
+    queueScopes: nullable(Type.Array(Type.String(), { description: 'the queues the key may send to; null: all' })),
+  },
+  { title: 'ApiKeyCreated', additionalProperties: false },
+);
+
+/** An item of `GET /v1/tenants/{tenant}/keys`: a key of the workspace, never its secret. */
+export const ApiKeyView = Type.Object(
+  {
+    keyId: Type.String({ pattern: '^key_' }),
+    name: nullable(Type.String()),
+    profile: oneOf(KEY_PROFILES),
+    queueScopes: nullable(Type.Array(Type.String(), { description: 'the queues the key may send to; null: all' })),
+    createdAt: time(),
+    lastUsedAt: nullable(time({ description: 'when the key last authenticated a request, to the minute' })),
+    revokedAt: nullable(time()),
+  },
+  { title: 'ApiKey', additionalProperties: false },
 );

@@ -99,11 +99,25 @@ t.test('real answers match the schemas the document shows (every schema of an an
   t.equal(patched.status, 200);
   check('Workspace', patched.body);
 
+  // API keys: one made (its secret shown once), the workspace's list (revoked ones included).
+  const created = await api.manage('POST', api.tenantPath('/keys'), { profile: 'ingress', name: 'sender', queueScopes: ['orders'] });
+  t.equal(created.status, 201, JSON.stringify(created.body));
+  check('ApiKeyCreated', created.body);
+  check('ApiKeyCreated', (await api.manage('POST', api.tenantPath('/keys'), {})).body);
+  t.equal((await api.manage('DELETE', api.tenantPath(`/keys/${created.body.keyId}`))).status, 204);
+  const keys = (await api.manage('GET', api.tenantPath('/keys'))).body.data;
+  t.ok(keys.some((k: { revokedAt: string | null }) => k.revokedAt !== null), 'a revoked key is listed');
+  checkEach('ApiKey', keys);
+
   // An event delivered once, with its attempt; the queue's event list; the queue list (with states).
   const receiver = await startReceiver(t);
   await api.wire('orders', 'orders-target', `${receiver.url}/in`, { eventType: { source: 'body', name: 'type' } });
   const posted = await api.postEvent('orders', '{"type":"order.created"}', { 'idempotency-key': 'k-1', 'x-service-partition-key': 'p-1' });
   t.equal(posted.status, 202);
+  check('Accepted', posted.body);
+  const replayed = await api.postEvent('orders', '{"type":"order.created"}', { 'idempotency-key': 'k-1', 'x-service-partition-key': 'p-1' });
+  t.same([replayed.status, replayed.body.eventId, replayed.body.replayed], [202, posted.body.eventId, true], 'a duplicate key replays the first id');
+  check('Accepted', replayed.body);
   const event = await waitForEvent(api, posted.body.eventId, (e) => e.deliveries[0]?.status === 'delivered' && e.deliveries[0].attempts.length > 0);
   t.equal(event.headers.length > 0 && event.retained, true, 'the GET of one event carries its content');
   check('Event', event);

@@ -12,7 +12,7 @@ import { AttemptView, DeliveryView, EventListItemView, EventView, RedeliveryJobV
 import { RedeliveryJobInput } from './events/redelivery-jobs-api.js';
 import { ApiKeyInput } from './v1/config-api.js';
 import { QueueInput } from './v1/queue-input.js';
-import { ApiKeyCreatedView, ApiKeyView, QueueView, QueueWithStateView, TargetView, WorkspaceView } from './v1/resource-views.js';
+import { ApiKeyCreatedView, ApiKeyView, QueueView, QueueWithStateView, SigningKeyCreatedView, SigningKeyView, TargetView, WorkspaceView } from './v1/resource-views.js';
 import { SigningKeyInput } from './v1/signing-keys-api.js';
 import { TargetInput } from './v1/target-input.js';
 import { WorkspacePatch } from './v1/workspace-api.js';
@@ -83,7 +83,8 @@ type Fits<A extends B, B> = A;
 
 /** Answers whose schema is in code (the functions building them return their Static type), by title. */
 export const ANSWER_SCHEMAS: readonly object[] = [
-  AcceptedView, WorkspaceView, QueueView, QueueWithStateView, TargetView, ApiKeyCreatedView, ApiKeyView, AttemptView, DeliveryView, EventView, EventListItemView, RedeliveryJobView,
+  AcceptedView, WorkspaceView, QueueView, QueueWithStateView, TargetView, ApiKeyCreatedView, ApiKeyView, SigningKeyCreatedView, SigningKeyView,
+  AttemptView, DeliveryView, EventView, EventListItemView, RedeliveryJobView,
   CatalogEntryView, IntegrationView, SubscriptionView, ActivationView, PackageView, ConsoleSessionView, ErrorView,
 ];
 

@@ -7,6 +7,7 @@
  */
 import Type from 'typebox';
 import type { KeyProfile } from '../../auth/api-key.js';
+import type { SigningAlgorithm } from '../../storage/signing-key-repo.js';
 import { AUTH_MODES, INGRESS_STATES } from '../../routing/queue-settings.js';
 import { nullable, oneOf } from '../../schema/schema-kit.js';
 import { OUTBOUND_SIGNING, SourceRefBody } from './queue-input.js';
@@ -140,4 +141,49 @@ export const ApiKeyView = Type.Object(
     revokedAt: nullable(time()),
   },
   { title: 'ApiKey', additionalProperties: false },
+);
+
+const signingKeyId = () => Type.String({ pattern: '^sig_' });
+const WHPK = (description: string) => Type.String({ pattern: '^whpk_', description });
+
+/**
+ * What `POST /v1/tenants/{tenant}/signing-keys` answers: an HMAC key with its secret
+ * (shown once), or an ed25519 key with its public key (never the private key).
+ */
+export const SigningKeyCreatedView = Type.Union(
+  [
+    Type.Object(
+      {
+        keyId: signingKeyId(),
+        algorithm: Type.Literal('hmac-sha256'),
+        secret: Type.String({ pattern: '^whsec_', description: 'shown once' }),
+        standardSecret: Type.String({ pattern: '^whsec_', description: 'the same key as Standard Webhooks libraries take it (new Webhook(standardSecret)); shown once' }),
+        tenantPublicId: publicId('ten'),
+        createdAt: time(),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      {
+        keyId: signingKeyId(),
+        algorithm: Type.Literal('ed25519'),
+        publicKey: WHPK('whpk_ + standard base64 of the 32-byte raw Ed25519 public key; verifies the v1a entries of webhook-signature'),
+        tenantPublicId: publicId('ten'),
+        createdAt: time(),
+      },
+      { additionalProperties: false },
+    ),
+  ],
+  { title: 'SigningKeyCreated', description: 'by algorithm: hmac-sha256 (secret and standardSecret) or ed25519 (publicKey)' },
+);
+
+/** An item of `GET /v1/tenants/{tenant}/signing-keys`: an active key, never a secret or a private key. */
+export const SigningKeyView = Type.Object(
+  {
+    keyId: signingKeyId(),
+    algorithm: oneOf(['hmac-sha256', 'ed25519'] as const satisfies readonly SigningAlgorithm[]),
+    publicKey: Type.Optional(WHPK('ed25519 keys only: whpk_ + standard base64 of the 32-byte raw public key')),
+    createdAt: time(),
+  },
+  { title: 'SigningKey', additionalProperties: false },
 );

@@ -10,6 +10,8 @@ import { SIGNING_ALGORITHMS } from '../../storage/signing-key-repo.js';
 import { readBody } from '../json-body.js';
 import { standardSecret } from '../../delivery/signing/signing.js';
 import { decodePathSegment } from '../../http/path-segment.js';
+import type { Static } from 'typebox';
+import type { SigningKeyCreatedView, SigningKeyView } from './resource-views.js';
 
 export interface SigningKeysApiDeps {
   auth: ManagementAuth;
@@ -54,27 +56,29 @@ export function registerSigningKeysApi(router: Router, deps: SigningKeysApiDeps)
       }
       const made = await deps.signingKeys.createEd25519(ws.id, deps.keyEncryption);
       await deps.bus.publish('signing-key');
-      ex.sendJson(201, { keyId: made.keyId, algorithm: 'ed25519', publicKey: made.publicKey, tenantPublicId: ws.publicId, createdAt: made.createdAt.toISOString() });
+      const answer: Static<typeof SigningKeyCreatedView> = { keyId: made.keyId, algorithm: 'ed25519', publicKey: made.publicKey, tenantPublicId: ws.publicId, createdAt: made.createdAt.toISOString() };
+      ex.sendJson(201, answer);
       return;
     }
     const key = await deps.signingKeys.create(ws.id);
     await deps.bus.publish('signing-key');
     // standardSecret: the same key as Standard Webhooks libraries take it (`new Webhook(standardSecret)`).
-    ex.sendJson(201, {
+    const answer: Static<typeof SigningKeyCreatedView> = {
       keyId: key.keyId,
       algorithm: 'hmac-sha256',
       secret: key.secret,
       standardSecret: standardSecret(key.secret),
       tenantPublicId: ws.publicId,
       createdAt: key.createdAt.toISOString(),
-    });
+    };
+    ex.sendJson(201, answer);
   });
   // The active keys of both algorithms, newest first; secrets and private keys are never listed.
   router.add('get', '/v1/tenants/:tenant/signing-keys', { maxBodyBytes: 0 }, async (ex) => {
     const { ws } = await deps.auth.configWorkspace(ex, decodePathSegment(ex.params[0]!, 'No such workspace.'));
     const keys = await deps.signingKeys.listActive(ws.id);
     ex.sendJson(200, {
-      data: keys.map((k) => ({ keyId: k.keyId, algorithm: k.algorithm, ...(k.publicKey ? { publicKey: k.publicKey } : {}), createdAt: k.createdAt.toISOString() })),
+      data: keys.map((k): Static<typeof SigningKeyView> => ({ keyId: k.keyId, algorithm: k.algorithm, ...(k.publicKey ? { publicKey: k.publicKey } : {}), createdAt: k.createdAt.toISOString() })),
     });
   });
   // Revokes a signing key: ingress stops accepting signatures made with it on every node (invalidation

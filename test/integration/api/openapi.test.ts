@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -62,7 +63,8 @@ t.test('the served OpenAPI document describes exactly the routes the server regi
 t.test('real answers match the schemas the document shows (every schema of an answer)', async (t) => {
   const backends = await freshBackends(t);
   const creds = await bootstrapDatabase(backends.databaseUrl);
-  const node = await startTestNode(t, backends);
+  // With a key-encryption key: ed25519 signing keys can be made.
+  const node = await startTestNode(t, backends, { signing: { keyEncryptionKey: randomBytes(32).toString('base64') } });
   const api = clientFor(node.port, creds);
   const doc = (await api.request('GET', '/openapi.json')).body;
   const ajv = new Ajv2020({ strict: false, validateFormats: false });
@@ -132,6 +134,17 @@ t.test('real answers match the schemas the document shows (every schema of an an
   t.ok(queues.body.items.some((q: { state: string }) => q.state === 'paused'), 'a paused queue is listed (with its reason)');
   checkEach('QueueWithState', queues.body.items);
   check('QueueWithState', (await api.manage('POST', api.tenantPath('/queues/plain/archive'))).body);
+
+  // Signing keys of both algorithms (after the queue list: an HMAC key resumes the paused queue), and the list of active ones.
+  const hmacKey = await api.manage('POST', api.tenantPath('/signing-keys'));
+  t.equal(hmacKey.status, 201, JSON.stringify(hmacKey.body));
+  check('SigningKeyCreated', hmacKey.body);
+  const edKey = await api.manage('POST', api.tenantPath('/signing-keys'), { algorithm: 'ed25519' });
+  t.equal(edKey.status, 201, JSON.stringify(edKey.body));
+  check('SigningKeyCreated', edKey.body);
+  const signingKeys = (await api.manage('GET', api.tenantPath('/signing-keys'))).body.data;
+  t.same(signingKeys.map((k: { algorithm: string }) => k.algorithm).sort(), ['ed25519', 'hmac-sha256']);
+  checkEach('SigningKey', signingKeys);
 
   // A bulk redelivery job (a real one, over a range without failures: it has nothing to do).
   const now = Date.now();

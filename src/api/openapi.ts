@@ -8,7 +8,9 @@ import { oneOf } from '../schema/schema-kit.js';
 import { ConsoleSignInInput } from './console/console-api.js';
 import { ConsoleSessionView } from './console/console-views.js';
 import { RedeliverInput } from './events/events-api.js';
-import { AttemptView, DeliveryView, EventListItemView, EventView, RedeliveryJobView } from './events/event-views.js';
+import {
+  AttemptView, DeliveryView, EventListItemView, EventView, RedeliveryDryRunView, RedeliveryJobStartedView, RedeliveryJobView, RedeliveryQueuedView,
+} from './events/event-views.js';
 import { RedeliveryJobInput } from './events/redelivery-jobs-api.js';
 import { ApiKeyInput } from './v1/config-api.js';
 import { QueueInput } from './v1/queue-input.js';
@@ -84,7 +86,7 @@ type Fits<A extends B, B> = A;
 /** Answers whose schema is in code (the functions building them return their Static type), by title. */
 export const ANSWER_SCHEMAS: readonly object[] = [
   AcceptedView, WorkspaceView, QueueView, QueueWithStateView, TargetView, ApiKeyCreatedView, ApiKeyView, SigningKeyCreatedView, SigningKeyView,
-  AttemptView, DeliveryView, EventView, EventListItemView, RedeliveryJobView,
+  AttemptView, DeliveryView, EventView, EventListItemView, RedeliveryQueuedView, RedeliveryJobStartedView, RedeliveryDryRunView, RedeliveryJobView,
   CatalogEntryView, IntegrationView, SubscriptionView, ActivationView, PackageView, ConsoleSessionView, ErrorView,
 ];
 

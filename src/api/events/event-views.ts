@@ -110,3 +110,39 @@ export const RedeliveryJobView = Type.Object(
     description: 'status failed: the job stopped (its management node stopped or died, or an error); deliveries handed over before stay handed over',
   },
 );
+
+/** What `POST …/events/{eventId}/redeliver` answers (202): the targets the event is handed to again. */
+export const RedeliveryQueuedView = Type.Object(
+  {
+    eventId: Type.String({ pattern: '^evt_' }),
+    targets: Type.Array(
+      Type.Object(
+        { target: Type.String(), targetPublicId: Type.String({ pattern: '^tgt_' }), status: Type.Literal('pending') },
+        { additionalProperties: false },
+      ),
+      { description: 'the named target, or every target the event was routed to that still exists' },
+    ),
+  },
+  { title: 'RedeliveryQueued', additionalProperties: false },
+);
+
+/** What `POST …/targets/{name}/redeliveries` answers when a job starts (202); poll GET …/redelivery-jobs/{jobId}. */
+export const RedeliveryJobStartedView = Type.Object(
+  {
+    jobId: Type.String({ pattern: '^rdj_' }),
+    status: Type.Literal('running'),
+    total: Type.Integer({ description: 'failed deliveries in the range when the job started' }),
+  },
+  { title: 'RedeliveryJobStarted', additionalProperties: false },
+);
+
+/** What `POST …/targets/{name}/redeliveries` with dryRun answers (200): nothing is sent. */
+export const RedeliveryDryRunView = Type.Object(
+  {
+    count: Type.Integer({ description: 'failed deliveries a job over the range would hand over now' }),
+    target: Type.String({ description: "the target's name" }),
+    from: time(),
+    to: time(),
+  },
+  { title: 'RedeliveryDryRun', additionalProperties: false },
+);

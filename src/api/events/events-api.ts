@@ -17,7 +17,7 @@ import { decodePathSegment } from '../../http/path-segment.js';
 import { eventIdTime } from '../../ids.js';
 import { redeliver } from './redeliver.js';
 import { eventContent } from './event-content.js';
-import type { EventView as EventAnswer } from './event-views.js';
+import type { EventView as EventAnswer, RedeliveryQueuedView } from './event-views.js';
 
 
 /** The body of `POST /v1/tenants/{tenant}/events/{eventId}/redeliver`: one target of the event, or (none given) all of them. */
@@ -148,7 +148,11 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
       { eventId: event.eventId, targetIds: targets.map((t) => t.id), logPartition: event.logPartition, logOffset: event.logOffset },
     ]);
     if (gone.length > 0) throw expired(event.eventId);
-    ex.sendJson(202, { eventId: event.eventId, targets: targets.map((t) => ({ target: t.name, targetPublicId: t.publicId, status: 'pending' })) });
+    const answer: Static<typeof RedeliveryQueuedView> = {
+      eventId: event.eventId,
+      targets: targets.map((t) => ({ target: t.name, targetPublicId: t.publicId, status: 'pending' })),
+    };
+    ex.sendJson(202, answer);
   });
 
   ctx.router.add('get', `${base}/sandbox/runs/:runId`, opts, async (ex) => {

@@ -12,7 +12,7 @@ import { compileBody, registerFormat } from '../../schema/body-validator.js';
 import { closed, maybe, withProblem } from '../../schema/schema-kit.js';
 import { Problems, readBody } from '../json-body.js';
 import { RedeliveryJobRunner, STALE_AFTER_MS } from '../../jobs/redelivery-job-runner.js';
-import type { RedeliveryJobView } from './event-views.js';
+import type { RedeliveryDryRunView, RedeliveryJobStartedView, RedeliveryJobView } from './event-views.js';
 
 /**
  * The widest range one job covers. The event log keeps records for days, not
@@ -62,7 +62,10 @@ export function registerRedeliveryJobsApi(ctx: NodeContext, auth: ManagementAuth
     const { from, to, dryRun } = rangeOf(await readBody(ex, checkRedeliveryJobInput));
     const range = { workspaceId: ws.id, targetId: target.id, from, to, cutoff: await jobs.now() };
     const count = await jobs.countFailed(range);
-    if (dryRun) return void ex.sendJson(200, { count, target: target.name, from: from.toISOString(), to: to.toISOString() });
+    if (dryRun) {
+      const answer: Static<typeof RedeliveryDryRunView> = { count, target: target.name, from: from.toISOString(), to: to.toISOString() };
+      return void ex.sendJson(200, answer);
+    }
     if (count > MAX_JOB_DELIVERIES) {
       throw new ServiceError('validation_failed', `The range holds ${count} failed deliveries; one job redelivers at most ${MAX_JOB_DELIVERIES}: narrow from/to.`, [
         { field: 'from', problem: `the range holds more than ${MAX_JOB_DELIVERIES} failed deliveries` },
@@ -71,7 +74,9 @@ export function registerRedeliveryJobsApi(ctx: NodeContext, auth: ManagementAuth
     const job = await jobs.create(range, count, STALE_AFTER_MS);
     if (!job) throw new ServiceError('conflict', `A redelivery job for target ${target.name} is running; poll it, then start another.`);
     runner.start(job);
-    ex.sendJson(202, { jobId: job.publicId, status: job.status, total: job.total });
+    // jobs.create inserts the job running (runner.start does not change the row it is given).
+    const answer: Static<typeof RedeliveryJobStartedView> = { jobId: job.publicId, status: 'running', total: job.total };
+    ex.sendJson(202, answer);
   });
 
   ctx.router.add('get', '/v1/tenants/:tenant/redelivery-jobs/:jobId', { maxBodyBytes: 0 }, async (ex) => {

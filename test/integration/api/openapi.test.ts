@@ -129,6 +129,10 @@ t.test('real answers match the schemas the document shows (every schema of an an
   t.equal(listed.status, 200);
   checkEach('EventListItem', listed.body.items);
   t.equal(listed.body.items[0].targets[0]?.attempts, 1, 'the list counts the attempt');
+  // The event sent again (after the list counted its one attempt).
+  const again = await api.manage('POST', api.tenantPath(`/events/${posted.body.eventId}/redeliver`), { target: 'orders-target' });
+  t.equal(again.status, 202, JSON.stringify(again.body));
+  check('RedeliveryQueued', again.body);
   await api.manage('PUT', api.tenantPath('/queues/signed'), { authMode: 'signed_request' });
   const queues = await api.manage('GET', api.tenantPath('/queues'));
   t.ok(queues.body.items.some((q: { state: string }) => q.state === 'paused'), 'a paused queue is listed (with its reason)');
@@ -148,8 +152,13 @@ t.test('real answers match the schemas the document shows (every schema of an an
 
   // A bulk redelivery job (a real one, over a range without failures: it has nothing to do).
   const now = Date.now();
-  const started = await api.manage('POST', api.tenantPath('/targets/orders-target/redeliveries'), { from: new Date(now - 3_600_000).toISOString(), to: new Date(now).toISOString() });
+  const range = { from: new Date(now - 3_600_000).toISOString(), to: new Date(now).toISOString() };
+  const dryRun = await api.manage('POST', api.tenantPath('/targets/orders-target/redeliveries'), { ...range, dryRun: true });
+  t.equal(dryRun.status, 200, JSON.stringify(dryRun.body));
+  check('RedeliveryDryRun', dryRun.body);
+  const started = await api.manage('POST', api.tenantPath('/targets/orders-target/redeliveries'), range);
   t.equal(started.status, 202, JSON.stringify(started.body));
+  check('RedeliveryJobStarted', started.body);
   let job = (await api.manage('GET', api.tenantPath(`/redelivery-jobs/${started.body.jobId}`))).body;
   check('RedeliveryJob', job);
   for (let i = 0; i < 100 && job.status === 'running'; i++) {

@@ -23,7 +23,9 @@ import { CatalogEntryRefInput } from './waas/waas-context.js';
 import { IntegrationAcceptInput, IntegrationInviteInput } from './waas/waas-integrations.js';
 import { PackageInput } from './waas/waas-packages.js';
 import { EnableProducerInput, StreamInput } from './waas/waas-streams.js';
-import { ActivationView, CatalogEntryView, IntegrationView, PackageView, SubscriptionView } from './waas/waas-views.js';
+import {
+  ActivationView, CatalogEntryView, IntegrationBlocksView, IntegrationView, InvitationView, PackageView, StreamAppliedView, SubscriptionView,
+} from './waas/waas-views.js';
 
 /*
  * The served OpenAPI document is put together from two sources:
@@ -87,7 +89,8 @@ type Fits<A extends B, B> = A;
 export const ANSWER_SCHEMAS: readonly object[] = [
   AcceptedView, WorkspaceView, QueueView, QueueWithStateView, TargetView, ApiKeyCreatedView, ApiKeyView, SigningKeyCreatedView, SigningKeyView,
   AttemptView, DeliveryView, EventView, EventListItemView, RedeliveryQueuedView, RedeliveryJobStartedView, RedeliveryDryRunView, RedeliveryJobView,
-  CatalogEntryView, IntegrationView, SubscriptionView, ActivationView, PackageView, ConsoleSessionView, ErrorView,
+  StreamAppliedView, CatalogEntryView, InvitationView, IntegrationView, IntegrationBlocksView, SubscriptionView, ActivationView, PackageView,
+  ConsoleSessionView, ErrorView,
 ];
 
 /** The OpenAPI document as JSON text, built once. */

@@ -4,6 +4,8 @@ import type { Router } from '../../http/router.js';
 import type { IntegrationRow } from '../../storage/waas-integration-repo.js';
 import type { WorkspaceRow } from '../../storage/topology-repo.js';
 import { noContent, param, published, writer, type WaasDeps } from './waas-context.js';
+import type { IntegrationBlocksView } from './waas-views.js';
+import type { Static } from 'typebox';
 
 /**
  * Blocks (docs/api.md#resources-and-states): one integration opted out of one stream or one
@@ -33,13 +35,14 @@ export function registerWaasBlocks(router: Router, deps: WaasDeps): void {
       deps.blocks.ledgerOfProducer(ws.id),
       deps.integrations.subscriptionsOf([integration.id]),
     ]);
-    ex.sendJson(200, {
+    const answer: Static<typeof IntegrationBlocksView> = {
       streams: stored.streams.map((b) => ({ catalogEntryPublicId: b.catalogEntryPublicId, name: b.name, blockedAt: b.blockedAt.toISOString() })),
       packages: stored.packages.map((b) => ({ packagePublicId: b.packagePublicId, name: b.name, blockedAt: b.blockedAt.toISOString() })),
       pausedSubscriptions: subscriptions
-        .map((s) => ({ publicId: s.publicId, catalogEntryPublicId: s.catalogEntryPublicId, status: ledger.status(integration.id, s.catalogEntryId) }))
-        .filter((s) => s.status === 'paused'),
-    });
+        .filter((s) => ledger.status(integration.id, s.catalogEntryId) === 'paused')
+        .map((s) => ({ publicId: s.publicId, catalogEntryPublicId: s.catalogEntryPublicId, status: 'paused' })),
+    };
+    ex.sendJson(200, answer);
   });
 
   router.add('post', `${base}/streams/:catalogEntryPublicId`, opts, async (ex) => {

@@ -9,7 +9,7 @@ import type { BlockLedger } from '../../routing/block-coverage.js';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed, maybe } from '../../schema/schema-kit.js';
 import { checkBody } from '../json-body.js';
-import type { IntegrationView } from './waas-views.js';
+import type { IntegrationView, InvitationView } from './waas-views.js';
 import { param, publicIdString, published, readBody, readQuery, writer, type WaasDeps } from './waas-context.js';
 
 const EMAIL = /^[^\s@<>",;]{1,64}@[^\s@<>",;]+\.[^\s@<>",;]+$/;
@@ -58,7 +58,9 @@ export function registerWaasIntegrations(router: Router, deps: WaasDeps): void {
     const token = `qit_${randomBytesPooled(32).toString('base64url')}`;
     // Nothing routes through a Pending integration: no invalidation needed.
     const { row, created } = await deps.integrations.invite(ws.id, email, hashToken(token));
-    ex.sendJson(created ? 201 : 200, { publicId: row.publicId, invitedEmail: row.invitedEmail, status: row.status, inviteToken: token });
+    // invite() answers the Pending row it made or re-issued (an accepted one is never touched).
+    const answer: Static<typeof InvitationView> = { publicId: row.publicId, invitedEmail: row.invitedEmail, status: 'Pending', inviteToken: token };
+    ex.sendJson(created ? 201 : 200, answer);
   });
 
   router.add('get', '/waas/producer/:tenant/integrations', opts, async (ex) => {

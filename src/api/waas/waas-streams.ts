@@ -7,7 +7,7 @@ import type { Exchange } from '../../http/exchange.js';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed, maybe, withProblem } from '../../schema/schema-kit.js';
 import { checkBody } from '../json-body.js';
-import type { CatalogEntryView } from './waas-views.js';
+import type { CatalogEntryView, StreamAppliedView } from './waas-views.js';
 import { param, publicIdString, published, readBody, STREAM_NAME, writer, type WaasDeps } from './waas-context.js';
 
 /** No C0, DEL or C1 control character (one or more characters). */
@@ -60,7 +60,8 @@ export function registerWaasStreams(router: Router, deps: WaasDeps): void {
     }
     const { entry, changed } = applied;
     if (changed) await published(deps);
-    ex.send(200, JSON.stringify({ publicId: entry.publicId, key: entry.name, status: entry.status }), {
+    const answer: Static<typeof StreamAppliedView> = { publicId: entry.publicId, key: entry.name, status: entry.status };
+    ex.send(200, JSON.stringify(answer), {
       'content-type': 'application/json',
       'x-streamgate-change': changed ? 'changed' : 'unchanged',
     });

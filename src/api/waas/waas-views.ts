@@ -70,3 +70,45 @@ export const PackageView = Type.Object(
   },
   { title: 'Package', additionalProperties: false },
 );
+
+/** What `PUT /waas/streams` answers: the stream as applied (X-Streamgate-Change says changed or unchanged). */
+export const StreamAppliedView = Type.Object(
+  {
+    publicId: publicId('cat'),
+    key: Type.String({ description: "the stream's name (its queue's name)" }),
+    status: oneOf(['Published', 'Deprecated'] as const),
+  },
+  { title: 'StreamApplied', additionalProperties: false },
+);
+
+/** What `POST /waas/integrations` answers (201 invited, 200 the Pending invitation re-issued): the token shown once. */
+export const InvitationView = Type.Object(
+  {
+    publicId: publicId('int'),
+    invitedEmail: Type.String(),
+    status: Type.Literal('Pending'),
+    inviteToken: Type.String({ pattern: '^qit_', description: 'shown once; hand it to the partner (a re-invite issues a new one, the old stops working)' }),
+  },
+  { title: 'Invitation', additionalProperties: false },
+);
+
+const blockedAt = () => Type.String({ format: 'date-time' });
+
+/** What `GET /waas/producer/{tenant}/integrations/{integration}/blocks` answers: the stored blocks and the subscriptions they pause now. */
+export const IntegrationBlocksView = Type.Object(
+  {
+    streams: Type.Array(
+      Type.Object({ catalogEntryPublicId: publicId('cat'), name: Type.String(), blockedAt: blockedAt() }, { additionalProperties: false }),
+      { description: 'streams the integration is blocked from' },
+    ),
+    packages: Type.Array(
+      Type.Object({ packagePublicId: publicId('pkg'), name: Type.String(), blockedAt: blockedAt() }, { additionalProperties: false }),
+      { description: 'packages the integration is blocked from' },
+    ),
+    pausedSubscriptions: Type.Array(
+      Type.Object({ publicId: publicId('sub'), catalogEntryPublicId: publicId('cat'), status: Type.Literal('paused') }, { additionalProperties: false }),
+      { description: "the integration's subscriptions a block pauses now" },
+    ),
+  },
+  { title: 'IntegrationBlocks', additionalProperties: false },
+);

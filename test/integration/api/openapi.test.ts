@@ -173,6 +173,7 @@ t.test('real answers match the schemas the document shows (every schema of an an
   const producer = `/waas/producer/${waas.tenant}`;
   t.equal((await api.manage('POST', '/waas/enable-producer', { producerTenantPublicId: waas.tenant })).status, 200);
   const stream = await waas.putStream('shipments', { description: 'Parcels', eventTypes: ['shipment.sent'], payloadSchema: '{"type":"object"}' });
+  check('StreamApplied', stream);
   const pkg = await api.manage('POST', `${producer}/packages`, { name: 'Logistics', description: 'Moves' });
   t.equal(pkg.status, 201);
   check('Package', pkg.body);
@@ -182,7 +183,12 @@ t.test('real answers match the schemas the document shows (every schema of an an
   t.same(catalog[0]?.packages, [pkg.body.publicId]);
   checkEach('CatalogEntry', catalog);
   const partner = await waas.newPartner('partner@example.com');
-  await waas.invite('pending@example.com');
+  const invited = await api.manage('POST', '/waas/integrations', { producerTenantPublicId: waas.tenant, email: 'pending@example.com' });
+  t.equal(invited.status, 201, JSON.stringify(invited.body));
+  check('Invitation', invited.body);
+  const reissued = await api.manage('POST', '/waas/integrations', { producerTenantPublicId: waas.tenant, email: 'pending@example.com' });
+  t.same([reissued.status, reissued.body.publicId], [200, invited.body.publicId], 'a re-invite re-issues the Pending invitation');
+  check('Invitation', reissued.body);
   const subscribed = await partner.api.manage('POST', `/waas/integrations/${partner.integrationPublicId}/subscriptions`, { catalogEntryPublicId: stream.publicId });
   t.equal(subscribed.status, 201);
   check('Subscription', subscribed.body);
@@ -194,6 +200,13 @@ t.test('real answers match the schemas the document shows (every schema of an an
   t.equal(activated.status, 201);
   check('Activation', activated.body);
   checkEach('Activation', (await api.manage('GET', `${producer}/activations`)).body.data);
+  // A stream block (pausing the partner's subscription) and a package block, read back.
+  const blocks = `${producer}/integrations/${partner.integrationPublicId}/blocks`;
+  t.equal((await api.manage('POST', `${blocks}/streams/${stream.publicId}`)).status, 204);
+  t.equal((await api.manage('POST', `${blocks}/packages/${pkg.body.publicId}`)).status, 204);
+  const blocked = await api.manage('GET', blocks);
+  t.same([blocked.body.streams.length, blocked.body.packages.length, blocked.body.pausedSubscriptions.length], [1, 1, 1], JSON.stringify(blocked.body));
+  check('IntegrationBlocks', blocked.body);
 
   // A console session (signed in with the Build key).
   const session = await api.request('POST', '/console/api/session', { body: { licensePublicId: creds.licensePublicId, key: creds.buildKey }, headers: { origin: api.baseUrl } });

@@ -135,7 +135,7 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     if (targets.length === 0) throw new ServiceError('conflict', 'The event was routed to no target that still exists.');
 
     const { gone } = await redeliver(ctx, { redeliveries, log }, [
-      { eventId: event.eventId, targetIds: targets.map((t) => t.id), logPartition: event.logPartition, logOffset: event.logOffset },
+      { eventId: event.eventId, targetIds: targets.map((t) => t.id), logPartition: event.logPartition, logOffset: event.logOffset, receivedAt: event.receivedAt.toISOString() },
     ]);
     if (gone.length > 0) throw expired(event.eventId);
     ex.sendJson(202, { eventId: event.eventId, targets: targets.map((t) => ({ target: t.name, targetPublicId: t.publicId, status: 'pending' })) });

@@ -11,6 +11,8 @@
 import postgres from 'postgres';
 import { migrate } from '../dist/storage/migrate.js';
 import { EventListRepo } from '../dist/storage/event-list-repo.js';
+import { streamKey } from '../dist/storage/delivery-record-repo.js';
+import { RetentionRepo } from '../dist/storage/retention-repo.js';
 
 const ADMIN = process.env.TEST_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const BIG = Number(process.argv[2] ?? 100_000);
@@ -25,6 +27,8 @@ const sql = postgres(url.toString(), { max: 2, onnotice: () => {} });
 
 try {
   await migrate(sql);
+  // 5-minute partitions (retention.hours 1) over the rows' 17 minutes, as the sweep makes them.
+  await new RetentionRepo(sql).ensurePartitions(Date.now() - BIG * 10 - 60_000, 300_000, BIG * 10 + 120_000, 5_000);
   const [lic] = await sql`INSERT INTO licenses (public_id, email) VALUES ('lic_bench', 'b@x') RETURNING id`;
   const [ws] = await sql`INSERT INTO workspaces (public_id, license_id, name) VALUES ('ten_bench', ${lic.id}, 'bench') RETURNING id`;
   const targets = {};
@@ -40,9 +44,9 @@ try {
              now() - (${n} - i) * interval '10 milliseconds', i % 4, i, ARRAY[${targets.good}, ${targets.flaky}]::bigint[]
       FROM generate_series(1, ${n}) AS i`;
     await sql`
-      INSERT INTO delivery_log (event_id, target_id, status, attempts, log_stream, log_partition, log_offset)
-      SELECT e.event_id, t.id, CASE WHEN t.id = ${targets.flaky} AND e.log_offset % 100 = 0 THEN 'failed' ELSE 'delivered' END,
-             '[{"at":"2026-01-01T00:00:00.000Z","status":200,"durationMs":3,"error":null}]'::jsonb, 'g/t', e.log_partition, e.log_offset
+      INSERT INTO delivery_log (received_at, log_offset, target_id, log_partition, log_stream, status, attempts)
+      SELECT e.received_at, e.log_offset, t.id, e.log_partition, ${streamKey('g/t')},
+             CASE WHEN t.id = ${targets.flaky} AND e.log_offset % 100 = 0 THEN 'failed' ELSE 'delivered' END, '[5,200,3]'
       FROM event_log e CROSS JOIN (VALUES (${targets.good}::bigint), (${targets.flaky}::bigint)) AS t(id)
       WHERE e.queue_name = ${queue}`;
   }

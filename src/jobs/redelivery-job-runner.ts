@@ -63,7 +63,7 @@ export class RedeliveryJobRunner {
         const batch = await this.jobs.nextFailed(range, after, BATCH);
         if (batch.length === 0) break;
         const { gone } = await this.redeliver(batch.map((d) => ({
-          eventId: d.eventId, targetIds: [job.targetId], logPartition: d.logPartition, logOffset: d.logOffset,
+          eventId: d.eventId, targetIds: [job.targetId], logPartition: d.logPartition, logOffset: d.logOffset, receivedAt: d.receivedAt,
         })));
         await this.jobs.progress(job.id, batch.length - gone.length, gone.length);
         const last = batch[batch.length - 1]!;

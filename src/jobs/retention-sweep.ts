@@ -42,6 +42,23 @@ export async function ensurePartitions(repo: RetentionRepo, options: RetentionOp
   return repo.ensurePartitions(nowMs, width, aheadMs(width, options.sweepIntervalMs), LOCK_TIMEOUT_MS);
 }
 
+/** SQLSTATE lock_not_available: lock_timeout expired. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * ensurePartitions at a node's start. A table lock not granted in time (a long
+ * query holds the table) does not fail the start: rows go to the DEFAULT
+ * partitions until a sweep creates theirs.
+ */
+export async function ensurePartitionsAtStart(repo: RetentionRepo, options: RetentionOptions, log: Logger): Promise<void> {
+  try {
+    await ensurePartitions(repo, options);
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw err;
+    log.warn({ err }, 'time partitions not created at start (table lock not granted in time); the retention sweep will');
+  }
+}
+
 /**
  * Keeps Postgres bounded (docs/operations.md#retention), on management nodes,
  * every retention.sweepIntervalMs; one node of the cluster sweeps at a time

@@ -3,7 +3,7 @@ import type { Logger } from '../observability/logger.js';
 import { connectDatabase } from '../storage/db.js';
 import { migrate } from '../storage/migrate.js';
 import { RetentionRepo } from '../storage/retention-repo.js';
-import { ensurePartitions, RetentionSweep, retentionOptions } from '../jobs/retention-sweep.js';
+import { ensurePartitionsAtStart, RetentionSweep, retentionOptions } from '../jobs/retention-sweep.js';
 import { KeyRepo } from '../storage/key-repo.js';
 import { TopologyRepo } from '../storage/topology-repo.js';
 import { InvalidationBus } from '../cache/invalidation-bus.js';
@@ -183,7 +183,7 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
     if (applied.length > 0) log.info({ applied }, 'database migrated');
     // Time partitions of the per-event tables exist before this node writes a row (migration 070).
     const retention = new RetentionRepo(pool);
-    await waitFor.postgres(() => ensurePartitions(retention, retentionOptions(config)));
+    await waitFor.postgres(() => ensurePartitionsAtStart(retention, retentionOptions(config), log));
 
     const bus = new InvalidationBus(backends.cache);
     await waitFor.redis(() => bus.start());

@@ -1,17 +1,9 @@
+import { createHash } from 'node:crypto';
 import type { Sql } from './db.js';
 import { eventIdTime } from '../ids.js';
+import { decodeAttempts, encodeAttempts, type AttemptEntry } from './attempt-codec.js';
 
-/** An attempt as the inspection API shows it (docs/delivery.md). */
-export interface AttemptEntry {
-  /** ISO-8601 UTC. */
-  at: string;
-  /** HTTP status, or null when no response came (network error, timeout). */
-  status: number | null;
-  durationMs: number;
-  error: string | null;
-  /** Sandbox: the attempt was simulated, nothing was sent. */
-  simulated?: true;
-}
+export type { AttemptEntry } from './attempt-codec.js';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'retrying' | 'failed' | 'blocked';
 
@@ -91,11 +83,12 @@ export class DeliveryRecordRepo {
       ik: e.idempotencyKey, ra: e.receivedAt, p: e.partition, o: e.offset.toString(), r: e.runId, t: e.targetIds,
     })));
     const deliveriesJson = JSON.stringify(deliveries.map((d) => ({
-      e: d.eventId, t: d.targetId, s: d.status, a: d.attempts, st: d.stream, p: d.partition, o: d.offset.toString(), ra: d.receivedAt,
+      t: d.targetId, s: d.status, a: encodeAttempts(d.attempts, d.receivedAt), st: streamKey(d.stream), p: d.partition, o: d.offset.toString(), ra: d.receivedAt,
     })));
     // Rows go in key order: two batches holding the same rows (threads or nodes
     // writing around a rebalance) then lock them in the same order and one waits
     // for the other, instead of each holding what the other needs (deadlock detected).
+    // Key order is also time order for events: their primary key is appended to.
     await this.sql.begin(async (tx) => {
       await tx`SET LOCAL synchronous_commit = off`;
       if (events.length > 0) {
@@ -105,18 +98,22 @@ export class DeliveryRecordRepo {
           SELECT e, w, q, et, gk, pk, ik, to_timestamp(ra / 1000.0), p, o, r, t
           FROM json_to_recordset(${eventsJson}::text::json)
                AS x(e text, w bigint, q text, et text, gk text, pk text, ik text, ra double precision, p int, o bigint, r text, t bigint[])
-          ORDER BY e
+          ORDER BY ra, e
           ON CONFLICT (event_id, received_at) DO NOTHING`;
       }
       if (deliveries.length > 0) {
         await tx`
-          INSERT INTO delivery_log (event_id, target_id, status, attempts, log_stream, log_partition, log_offset, received_at)
-          SELECT e, t, s, a, st, p, o, to_timestamp(ra / 1000.0)
+          INSERT INTO delivery_log (received_at, log_offset, target_id, log_partition, log_stream, status, attempts)
+          SELECT to_timestamp(ra / 1000.0), o, t, p, st, s, a
           FROM json_to_recordset(${deliveriesJson}::text::json)
-               AS x(e text, t bigint, s text, a jsonb, st text, p int, o bigint, ra double precision)
-          ORDER BY e, t
-          ON CONFLICT (event_id, target_id, received_at) DO UPDATE
-            SET status = EXCLUDED.status, attempts = delivery_log.attempts || EXCLUDED.attempts, updated_at = now()`;
+               AS x(t bigint, s text, a text, st int, p int, o bigint, ra double precision)
+          ORDER BY p, o, t
+          ON CONFLICT (log_partition, log_offset, target_id, received_at) DO UPDATE
+            SET status = EXCLUDED.status, log_stream = EXCLUDED.log_stream, updated_at = now(),
+                -- Attempts append as text (src/storage/attempt-codec.ts).
+                attempts = CASE WHEN delivery_log.attempts = '' THEN EXCLUDED.attempts
+                                WHEN EXCLUDED.attempts = '' THEN delivery_log.attempts
+                                ELSE delivery_log.attempts || ',' || EXCLUDED.attempts END`;
       }
     });
   }
@@ -124,7 +121,7 @@ export class DeliveryRecordRepo {
   /** Highest offset of the partition the log knows a delivery of: replays past it need no check. */
   async highestOffset(stream: string, partition: number): Promise<bigint | null> {
     const [row] = await this.sql<{ o: string | null }[]>`
-      SELECT max(log_offset)::text AS o FROM delivery_log WHERE log_stream = ${stream} AND log_partition = ${partition}`;
+      SELECT max(log_offset)::text AS o FROM delivery_log WHERE log_partition = ${partition} AND log_stream = ${streamKey(stream)}`;
     return row?.o ? BigInt(row.o) : null;
   }
 
@@ -132,7 +129,7 @@ export class DeliveryRecordRepo {
   async finishedBetween(stream: string, partition: number, from: bigint, to: bigint): Promise<Array<{ offset: bigint; targetId: string }>> {
     const rows = await this.sql<{ o: string; t: string }[]>`
       SELECT log_offset::text AS o, target_id::text AS t FROM delivery_log
-      WHERE log_stream = ${stream} AND log_partition = ${partition}
+      WHERE log_partition = ${partition} AND log_stream = ${streamKey(stream)}
         AND log_offset BETWEEN ${from.toString()}::bigint AND ${to.toString()}::bigint
         AND status IN ('delivered', 'failed', 'blocked')`;
     return rows.map((r) => ({ offset: BigInt(r.o), targetId: r.t }));
@@ -140,7 +137,8 @@ export class DeliveryRecordRepo {
 
   async event(workspaceId: string, eventId: string): Promise<EventView | null> {
     // The time the id carries is the row's received_at: one partition's primary
-    // key is probed. An id without one (older ids) probes each partition's.
+    // key (received_at, event_id) is probed. An id without one (only ids minted
+    // before they carried it) is looked for in every partition.
     const mintedMs = eventIdTime(eventId);
     const [row] = await this.sql<EventRowDb[]>`
       SELECT event_id AS "eventId", queue_name AS "queueName", event_type AS "eventType", group_key AS "groupKey",
@@ -164,36 +162,40 @@ export class DeliveryRecordRepo {
   }
 
   /** Marks deliveries as pending again (a redelivery was requested): one statement for the whole batch. */
-  async markPending(items: ReadonlyArray<{ eventId: string; targetId: string; partition: number; offset: bigint }>, stream: string): Promise<void> {
+  async markPending(items: ReadonlyArray<{ targetId: string; partition: number; offset: bigint; receivedAt: string }>, stream: string): Promise<void> {
     if (items.length === 0) return;
-    // The row's partition is its event's: an event delivery has not consumed
-    // yet has no row to join, and its deliveries show as pending anyway.
     await this.sql`
-      INSERT INTO delivery_log (event_id, target_id, status, log_stream, log_partition, log_offset, received_at)
-      SELECT u.e, u.t::bigint, 'pending', ${stream}, u.p, u.o::bigint, ev.received_at
-      FROM unnest(${items.map((i) => i.eventId)}::text[], ${items.map((i) => i.targetId)}::text[],
-                  ${items.map((i) => i.partition)}::int[], ${items.map((i) => i.offset.toString())}::text[]) AS u(e, t, p, o)
-      JOIN event_log ev ON ev.event_id = u.e
-      ON CONFLICT (event_id, target_id, received_at) DO UPDATE SET status = 'pending', updated_at = now()`;
+      INSERT INTO delivery_log (received_at, log_offset, target_id, log_partition, log_stream, status)
+      SELECT ra::timestamptz, o::bigint, t::bigint, p, ${streamKey(stream)}, 'pending'
+      FROM unnest(${items.map((i) => i.targetId)}::text[], ${items.map((i) => i.partition)}::int[],
+                  ${items.map((i) => i.offset.toString())}::text[], ${items.map((i) => i.receivedAt)}::text[]) AS u(t, p, o, ra)
+      ON CONFLICT (log_partition, log_offset, target_id, received_at) DO UPDATE SET status = 'pending', updated_at = now()`;
   }
 
   private async withDeliveries(rows: EventRowDb[]): Promise<EventView[]> {
     if (rows.length === 0) return [];
-    const ids = rows.map((r) => r.eventId);
+    // A delivery is its event's by (log partition, offset) and receive time.
     const [from, to] = timeSpan(rows.map((r) => r.receivedAt));
-    const deliveries = await this.sql<Array<DeliveryView & { eventId: string }>>`
-      SELECT d.event_id AS "eventId", d.target_id::text AS "targetId", t.public_id AS "targetPublicId", t.name AS "targetName",
+    const stored = await this.sql<Array<Omit<DeliveryView, 'attempts'> & { p: number; o: string; at: Date; attempts: string }>>`
+      SELECT d.log_partition AS p, d.log_offset::text AS o, d.received_at AS at,
+             d.target_id::text AS "targetId", t.public_id AS "targetPublicId", t.name AS "targetName",
              d.status, d.attempts, d.updated_at AS "updatedAt"
-      FROM delivery_log d LEFT JOIN targets t ON t.id = d.target_id
-      WHERE d.event_id = ANY(${ids}::text[]) AND d.received_at BETWEEN ${from} AND ${to}
-      ORDER BY d.event_id, d.target_id`;
+      FROM unnest(${rows.map((r) => r.logPartition)}::int[], ${rows.map((r) => r.logOffset)}::bigint[]) AS k(p, o)
+      JOIN delivery_log d ON d.log_partition = k.p AND d.log_offset = k.o
+      LEFT JOIN targets t ON t.id = d.target_id
+      WHERE d.received_at BETWEEN ${from} AND ${to}
+      ORDER BY d.target_id`;
+    const deliveries = stored.map(({ p, o, at, attempts, ...d }) => ({
+      key: deliveryKey(p, o, at), ...d, attempts: decodeAttempts(attempts, at.getTime()),
+    }));
     const routed = [...new Set(rows.flatMap((r) => r.targetIds))];
     const names = new Map(
       (await this.sql<{ id: string; publicId: string; name: string }[]>`
         SELECT id::text, public_id AS "publicId", name FROM targets WHERE id = ANY(${routed}::bigint[])`).map((t) => [t.id, t]),
     );
     return rows.map((r) => {
-      const own = deliveries.filter((d) => d.eventId === r.eventId).map(({ eventId: _e, ...d }) => d);
+      const key = deliveryKey(r.logPartition, r.logOffset, r.receivedAt);
+      const own: DeliveryView[] = deliveries.filter((d) => d.key === key).map(({ key: _k, ...d }) => d);
       // Routed targets without a row yet: consumed, not attempted yet.
       for (const targetId of r.targetIds) {
         if (own.some((d) => d.targetId === targetId)) continue;
@@ -225,4 +227,19 @@ export class DeliveryRecordRepo {
 export function timeSpan(times: readonly Date[]): [Date, Date] {
   const ms = times.map((t) => t.getTime());
   return [new Date(Math.min(...ms) - 1), new Date(Math.max(...ms) + 1)];
+}
+
+/** Which event a delivery row belongs to: where the log holds it and when it was received. */
+export function deliveryKey(partition: number, offset: string | bigint, receivedAt: Date): string {
+  return `${partition}|${offset}|${receivedAt.getTime()}`;
+}
+
+/**
+ * delivery_log.log_stream: '<consumer group>/<topic>' as the first 4 bytes of
+ * its MD5, a signed int (what migration 070 computes for existing rows): 4
+ * bytes a row instead of the name, compared on rows already found by
+ * partition and offset, so a collision would have to coincide with those too.
+ */
+export function streamKey(stream: string): number {
+  return createHash('md5').update(stream).digest().readInt32BE(0);
 }

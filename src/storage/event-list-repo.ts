@@ -1,6 +1,7 @@
 import type postgres from 'postgres';
 import type { Sql } from './db.js';
-import { timeSpan, type DeliveryStatus } from './delivery-record-repo.js';
+import { deliveryKey, timeSpan, type DeliveryStatus } from './delivery-record-repo.js';
+import { decodeAttempts } from './attempt-codec.js';
 
 /** Where a page starts: after this (receivedAt, eventId), newest first. */
 export interface EventListPosition {
@@ -45,6 +46,8 @@ export interface EventListItem {
 interface Row {
   eventId: string;
   receivedAt: Date;
+  logPartition: number;
+  logOffset: string;
   cursorAt: string;
   eventType: string | null;
   partitionKey: string | null;
@@ -56,7 +59,8 @@ interface Row {
  * newest first, by keyset on (received_at, event_id): a page stays the same
  * whatever is inserted before it, and the cost of a page does not grow with
  * the queue (index event_log_queue_idx, migrations 040 and 070). A delivery
- * is looked up with its event's received_at, so only that time's partition is probed.
+ * is found by its event's log partition, offset and received_at, so only that
+ * time's partition is probed.
  *
  * A delivery without a row in delivery_log is `pending` (consumed, not
  * attempted yet). Deliveries to targets deleted since are left out.
@@ -69,7 +73,7 @@ export class EventListRepo {
     const sql = this.sql;
     const none = sql``;
     const rows = await sql<Row[]>`
-      SELECT e.event_id AS "eventId", e.received_at AS "receivedAt",
+      SELECT e.event_id AS "eventId", e.received_at AS "receivedAt", e.log_partition AS "logPartition", e.log_offset::text AS "logOffset",
              to_char(e.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "cursorAt",
              e.event_type AS "eventType", e.partition_key AS "partitionKey", e.target_ids::text[] AS "targetIds"
       FROM event_log e
@@ -92,40 +96,44 @@ export class EventListRepo {
   private statusFilter(status: DeliveryStatus, targetId: string | undefined): postgres.PendingQuery<postgres.Row[]> {
     const sql = this.sql;
     if (targetId !== undefined) {
-      const stored = sql`EXISTS (SELECT 1 FROM delivery_log d WHERE d.event_id = e.event_id AND d.received_at = e.received_at AND d.target_id = ${targetId}::bigint AND d.status = ${status})`;
+      const stored = sql`EXISTS (SELECT 1 FROM delivery_log d WHERE d.log_partition = e.log_partition AND d.log_offset = e.log_offset AND d.received_at = e.received_at AND d.target_id = ${targetId}::bigint AND d.status = ${status})`;
       if (status !== 'pending') return sql`AND ${stored}`;
-      return sql`AND (${stored} OR NOT EXISTS (SELECT 1 FROM delivery_log d WHERE d.event_id = e.event_id AND d.received_at = e.received_at AND d.target_id = ${targetId}::bigint))`;
+      return sql`AND (${stored} OR NOT EXISTS (SELECT 1 FROM delivery_log d WHERE d.log_partition = e.log_partition AND d.log_offset = e.log_offset AND d.received_at = e.received_at AND d.target_id = ${targetId}::bigint))`;
     }
-    const stored = sql`EXISTS (SELECT 1 FROM delivery_log d JOIN targets t ON t.id = d.target_id WHERE d.event_id = e.event_id AND d.received_at = e.received_at AND d.status = ${status})`;
+    const stored = sql`EXISTS (SELECT 1 FROM delivery_log d JOIN targets t ON t.id = d.target_id WHERE d.log_partition = e.log_partition AND d.log_offset = e.log_offset AND d.received_at = e.received_at AND d.status = ${status})`;
     if (status !== 'pending') return sql`AND ${stored}`;
     return sql`AND (${stored} OR EXISTS (
       SELECT 1 FROM unnest(e.target_ids) AS r(id) JOIN targets t ON t.id = r.id
-      WHERE NOT EXISTS (SELECT 1 FROM delivery_log d WHERE d.event_id = e.event_id AND d.received_at = e.received_at AND d.target_id = r.id)))`;
+      WHERE NOT EXISTS (SELECT 1 FROM delivery_log d WHERE d.log_partition = e.log_partition AND d.log_offset = e.log_offset AND d.received_at = e.received_at AND d.target_id = r.id)))`;
   }
 
   private async withDeliveries(workspaceId: string, rows: Row[]): Promise<EventListItem[]> {
     if (rows.length === 0) return [];
-    const ids = rows.map((r) => r.eventId);
     const [from, to] = timeSpan(rows.map((r) => r.receivedAt));
     // Counts and the last attempt only: a page never carries the attempts themselves.
-    const stored = await this.sql<Array<Omit<EventListDelivery, 'target'> & { eventId: string }>>`
-      SELECT d.event_id AS "eventId", d.target_id::text AS "targetId", d.status,
-             jsonb_array_length(d.attempts) AS attempts,
-             d.attempts->-1->>'at' AS "lastAttemptAt", (d.attempts->-1->>'status')::int AS "lastStatus"
-      FROM delivery_log d WHERE d.event_id = ANY(${ids}::text[]) AND d.received_at BETWEEN ${from} AND ${to}`;
+    const found = await this.sql<Array<{ p: number; o: string; at: Date; targetId: string; status: DeliveryStatus; attempts: string }>>`
+      SELECT d.log_partition AS p, d.log_offset::text AS o, d.received_at AS at, d.target_id::text AS "targetId", d.status, d.attempts
+      FROM unnest(${rows.map((r) => r.logPartition)}::int[], ${rows.map((r) => r.logOffset)}::bigint[]) AS k(p, o)
+      JOIN delivery_log d ON d.log_partition = k.p AND d.log_offset = k.o
+      WHERE d.received_at BETWEEN ${from} AND ${to}`;
+    const stored = found.map(({ p, o, at, attempts, ...d }) => {
+      const list = decodeAttempts(attempts, at.getTime());
+      const last = list[list.length - 1];
+      return { eventKey: deliveryKey(p, o, at), ...d, attempts: list.length, lastAttemptAt: last?.at ?? null, lastStatus: last?.status ?? null };
+    });
     const targetIds = [...new Set([...rows.flatMap((r) => r.targetIds), ...stored.map((d) => d.targetId)])];
     const names = new Map(
       (await this.sql<{ id: string; name: string }[]>`
         SELECT id::text, name FROM targets WHERE workspace_id = ${workspaceId} AND id = ANY(${targetIds}::bigint[])`).map((t) => [t.id, t.name]),
     );
     const byEvent = new Map<string, Array<Omit<EventListDelivery, 'target'>>>();
-    for (const { eventId, ...d } of stored) {
-      const list = byEvent.get(eventId) ?? [];
+    for (const { eventKey, ...d } of stored) {
+      const list = byEvent.get(eventKey) ?? [];
       list.push(d);
-      byEvent.set(eventId, list);
+      byEvent.set(eventKey, list);
     }
     return rows.map((r) => {
-      const own = byEvent.get(r.eventId) ?? [];
+      const own = byEvent.get(deliveryKey(r.logPartition, r.logOffset, r.receivedAt)) ?? [];
       const seen = new Set(own.map((d) => d.targetId));
       const all = [
         ...own,

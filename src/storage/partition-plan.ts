@@ -67,21 +67,34 @@ export function parsePartitionName(table: string, name: string): PartitionRange 
 }
 
 /**
- * The partitions to create so that [now rounded down to the width, now + ahead)
- * is covered. New ones start where the newest existing one ends (a width
- * changed by a new retention.hours never overlaps the old partitions; the first
- * new one is shortened to line up again), or at now rounded down.
+ * The partitions to create so that [now rounded down to the width, now + ahead]
+ * is covered, up to the next width boundary. Existing partitions are left as
+ * they are and only the gaps between them are filled, cut at width
+ * boundaries: a width changed by a new retention.hours lines up again after
+ * one shorter partition, and a partition made far ahead (a clock that was
+ * wrong) does not stop the ones for now. Gaps that end before now are left to
+ * DEFAULT (only late rows could go there).
  */
 export function partitionsToCreate(existing: readonly PartitionRange[], nowMs: number, widthMs: number, aheadByMs: number): PartitionRange[] {
-  const newestEnd = existing.reduce((max, r) => Math.max(max, r.toMs), -Infinity);
-  let cursor = Math.max(Math.floor(nowMs / widthMs) * widthMs, newestEnd);
-  const until = nowMs + aheadByMs;
+  const start = Math.floor(nowMs / widthMs) * widthMs;
+  const upper = Math.ceil((nowMs + aheadByMs) / widthMs) * widthMs;
   const out: PartitionRange[] = [];
-  while (cursor < until) {
-    const next = (Math.floor(cursor / widthMs) + 1) * widthMs;
-    out.push({ fromMs: cursor, toMs: next });
-    cursor = next;
+  const fill = (from: number, to: number) => {
+    if (to <= nowMs) return;
+    for (let cursor = from; cursor < to; ) {
+      const next = Math.min((Math.floor(cursor / widthMs) + 1) * widthMs, to);
+      out.push({ fromMs: cursor, toMs: next });
+      cursor = next;
+    }
+  };
+  let cursor = start;
+  for (const r of [...existing].sort((a, b) => a.fromMs - b.fromMs)) {
+    if (r.toMs <= cursor) continue;
+    if (r.fromMs >= upper) break;
+    if (r.fromMs > cursor) fill(cursor, r.fromMs);
+    cursor = r.toMs;
   }
+  if (cursor < upper) fill(cursor, upper);
   return out;
 }
 

@@ -70,7 +70,8 @@ export class RedeliveryJobRepo {
   async countFailed(r: FailedRange): Promise<number> {
     const [row] = await this.sql<{ n: number }[]>`
       SELECT count(*)::int AS n
-      FROM delivery_log d JOIN event_log e ON e.event_id = d.event_id AND e.received_at = d.received_at
+      FROM delivery_log d JOIN event_log e
+        ON e.log_partition = d.log_partition AND e.log_offset = d.log_offset AND e.received_at = d.received_at
       WHERE d.target_id = ${r.targetId} AND d.status = 'failed' AND d.updated_at <= ${r.cutoff}::timestamptz
         AND e.workspace_id = ${r.workspaceId} AND e.received_at >= ${r.from} AND e.received_at < ${r.to}
         AND d.received_at >= ${r.from} AND d.received_at < ${r.to}`;
@@ -83,7 +84,8 @@ export class RedeliveryJobRepo {
       SELECT e.event_id AS "eventId",
              ${this.sql.unsafe(MICROS('e.received_at'))} AS "receivedAt",
              e.log_partition AS "logPartition", e.log_offset::text AS "logOffset"
-      FROM delivery_log d JOIN event_log e ON e.event_id = d.event_id AND e.received_at = d.received_at
+      FROM delivery_log d JOIN event_log e
+        ON e.log_partition = d.log_partition AND e.log_offset = d.log_offset AND e.received_at = d.received_at
       WHERE d.target_id = ${r.targetId} AND d.status = 'failed' AND d.updated_at <= ${r.cutoff}::timestamptz
         AND e.workspace_id = ${r.workspaceId} AND e.received_at >= ${r.from} AND e.received_at < ${r.to}
         AND d.received_at >= ${r.from} AND d.received_at < ${r.to}

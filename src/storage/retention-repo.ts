@@ -149,10 +149,11 @@ export class RetentionRepo {
       ), gone AS (
         DELETE FROM event_log e USING doomed d
         WHERE e.event_id = d.event_id AND e.received_at = d.received_at
-        RETURNING e.event_id, e.received_at
+        RETURNING e.log_partition, e.log_offset, e.received_at
       ), deliveries AS (
         DELETE FROM delivery_log l USING gone g
-        WHERE l.event_id = g.event_id AND l.received_at = g.received_at AND l.received_at < ${cutoff}
+        WHERE l.log_partition = g.log_partition AND l.log_offset = g.log_offset AND l.received_at = g.received_at
+          AND l.received_at < ${cutoff}
       )
       SELECT count(*)::int AS n FROM gone`;
     return row!.n;

@@ -145,7 +145,7 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     if (targets.length === 0) throw new ServiceError('conflict', 'The event was routed to no target that still exists.');
 
     const { gone } = await redeliver(ctx, { redeliveries, log }, [
-      { eventId: event.eventId, targetIds: targets.map((t) => t.id), logPartition: event.logPartition, logOffset: event.logOffset },
+      { eventId: event.eventId, targetIds: targets.map((t) => t.id), logPartition: event.logPartition, logOffset: event.logOffset, receivedAt: event.receivedAt.toISOString() },
     ]);
     if (gone.length > 0) throw expired(event.eventId);
     const answer: Static<typeof RedeliveryQueuedView> = {

@@ -11,6 +11,8 @@ export interface RedeliveryOrder {
   /** Where the event log holds the record (from the delivery records). */
   logPartition: number;
   logOffset: bigint;
+  /** The event's receive time, ISO-8601 (its delivery rows' partition, migration 070). */
+  receivedAt: string;
 }
 
 /**
@@ -43,7 +45,7 @@ export async function redeliver(
   }
   await repos.redeliveries.request(requests);
   await repos.log.markPending(
-    found.flatMap((o) => o.targetIds.map((targetId) => ({ eventId: o.eventId, targetId, partition: o.logPartition, offset: o.logOffset }))),
+    found.flatMap((o) => o.targetIds.map((targetId) => ({ targetId, partition: o.logPartition, offset: o.logOffset, receivedAt: o.receivedAt }))),
     stream,
   );
   return { gone };

@@ -30,46 +30,52 @@ DROP INDEX delivery_log_offset_idx;
 DROP INDEX delivery_log_open_idx;
 
 -- The partition key is part of every unique key. received_at is the time the
--- event id carries (src/ids.ts), so GET …/events/{id} probes one partition.
+-- event id carries (src/ids.ts), so GET …/events/{id} probes one partition's
+-- primary key. Time first: rows arrive in about time order, so the index fills
+-- its pages instead of splitting them in the middle (an id without a time,
+-- only from before ids carried one, is found by scanning).
+-- Columns are ordered for alignment: 8-byte ones first, no padding between.
 CREATE TABLE event_log (
-  event_id         text NOT NULL,
+  received_at      timestamptz NOT NULL,
   workspace_id     bigint NOT NULL,
+  log_offset       bigint NOT NULL,
+  log_partition    int NOT NULL,
+  event_id         text NOT NULL,
   queue_name       text NOT NULL,
   event_type       text,
   group_key        text,
   partition_key    text,
   idempotency_key  text,
-  received_at      timestamptz NOT NULL,
-  log_partition    int NOT NULL,
-  log_offset       bigint NOT NULL,
   run_id           text,
   target_ids       bigint[] NOT NULL DEFAULT '{}',
-  PRIMARY KEY (event_id, received_at)
+  PRIMARY KEY (received_at, event_id)
 ) PARTITION BY RANGE (received_at);
 CREATE INDEX event_log_run_idx ON event_log (workspace_id, run_id, received_at) WHERE run_id IS NOT NULL;
--- The event list's keyset (received_at, event_id), newest first: ties on
--- received_at (same millisecond) are sorted after the index scan, so event_id
--- need not be in every entry.
-CREATE INDEX event_log_queue_idx ON event_log (workspace_id, queue_name, received_at DESC);
+-- The event list's keyset (received_at, event_id), newest first, read
+-- backwards: ascending, it is appended to at its end (a descending index
+-- split every page in two, half empty). Ties on received_at (the same
+-- millisecond) are sorted after the scan, so event_id is not in every entry.
+CREATE INDEX event_log_queue_idx ON event_log (workspace_id, queue_name, received_at);
 CREATE TABLE event_log_default PARTITION OF event_log DEFAULT;
 
--- received_at: the event's, so an event's deliveries sit in the partitions of
--- the same range as the event and go with it.
+-- One row per (event, target), found from its event by where the log holds
+-- the event (log_partition, log_offset) and its receive time, which is also
+-- its partition: the event id is not repeated, and the primary key serves the
+-- replay check of a new partition owner (highestOffset, finishedBetween) too.
+-- log_stream: the first 4 bytes of md5('<consumer group>/<topic>') as an int
+-- (src/storage/delivery-record-repo.ts streamKey), compared on the rows found.
+-- attempts: compact text (src/storage/attempt-codec.ts), appended to.
 CREATE TABLE delivery_log (
-  event_id       text NOT NULL,
-  target_id      bigint NOT NULL,
-  status         text NOT NULL CHECK (status IN ('pending', 'delivered', 'retrying', 'failed', 'blocked')),
-  attempts       jsonb NOT NULL DEFAULT '[]'::jsonb,
-  log_stream     text NOT NULL,
-  log_partition  int NOT NULL,
-  log_offset     bigint NOT NULL,
-  updated_at     timestamptz NOT NULL DEFAULT now(),
   received_at    timestamptz NOT NULL,
-  PRIMARY KEY (event_id, target_id, received_at)
+  log_offset     bigint NOT NULL,
+  target_id      bigint NOT NULL,
+  updated_at     timestamptz NOT NULL DEFAULT now(),
+  log_partition  int NOT NULL,
+  log_stream     int NOT NULL,
+  status         text NOT NULL CHECK (status IN ('pending', 'delivered', 'retrying', 'failed', 'blocked')),
+  attempts       text NOT NULL DEFAULT '',
+  PRIMARY KEY (log_partition, log_offset, target_id, received_at)
 ) PARTITION BY RANGE (received_at);
--- The replay check of a new partition owner (highestOffset, finishedBetween):
--- log_stream is compared on the rows found, not kept in every index entry.
-CREATE INDEX delivery_log_offset_idx ON delivery_log (log_partition, log_offset);
 CREATE INDEX delivery_log_open_idx ON delivery_log (target_id, status) WHERE status <> 'delivered';
 CREATE TABLE delivery_log_default PARTITION OF delivery_log DEFAULT;
 
@@ -98,14 +104,26 @@ BEGIN
   END LOOP;
 END $$;
 
-INSERT INTO event_log SELECT event_id, workspace_id, queue_name, event_type, group_key, partition_key, idempotency_key,
-                             received_at, log_partition, log_offset, run_id, target_ids
+INSERT INTO event_log (received_at, workspace_id, log_offset, log_partition, event_id, queue_name, event_type, group_key,
+                       partition_key, idempotency_key, run_id, target_ids)
+SELECT received_at, workspace_id, log_offset, log_partition, event_id, queue_name, event_type, group_key,
+       partition_key, idempotency_key, run_id, target_ids
 FROM event_log_unpartitioned;
--- A delivery without its event (written before it, or redelivered before it
--- was consumed) is kept by its own last update time.
-INSERT INTO delivery_log SELECT d.event_id, d.target_id, d.status, d.attempts, d.log_stream, d.log_partition, d.log_offset,
-                                d.updated_at, coalesce(e.received_at, d.updated_at)
-FROM delivery_log_unpartitioned d LEFT JOIN event_log_unpartitioned e ON e.event_id = d.event_id;
+-- Attempts from jsonb objects to the compact text, times relative to the
+-- event's receipt. A delivery without its event (written before it, or
+-- redelivered before it was consumed) is kept by its own last update time.
+INSERT INTO delivery_log (received_at, log_offset, target_id, updated_at, log_partition, log_stream, status, attempts)
+SELECT r.at, d.log_offset, d.target_id, d.updated_at, d.log_partition,
+       ('x' || substr(md5(d.log_stream), 1, 8))::bit(32)::int, d.status,
+       coalesce((SELECT string_agg(CASE
+                  WHEN a->>'simulated' = 'true' THEN jsonb_build_array(ms, a->'status', a->'durationMs', a->'error', 1)::text
+                  WHEN jsonb_typeof(a->'error') = 'string' THEN jsonb_build_array(ms, a->'status', a->'durationMs', a->'error')::text
+                  ELSE jsonb_build_array(ms, a->'status', a->'durationMs')::text END, ',' ORDER BY n)
+                 FROM jsonb_array_elements(d.attempts) WITH ORDINALITY AS x(a, n),
+                      LATERAL (SELECT round(extract(epoch FROM ((a->>'at')::timestamptz - r.at)) * 1000)::bigint AS ms) m), '')
+FROM delivery_log_unpartitioned d
+LEFT JOIN event_log_unpartitioned e ON e.event_id = d.event_id
+CROSS JOIN LATERAL (SELECT coalesce(e.received_at, d.updated_at) AS at) r;
 DROP TABLE delivery_log_unpartitioned;
 DROP TABLE event_log_unpartitioned;
 

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { connectDatabase } from '../../../src/storage/db.js';
 import { migrate } from '../../../src/storage/migrate.js';
-import { DeliveryRecordRepo } from '../../../src/storage/delivery-record-repo.js';
+import { DeliveryRecordRepo, streamKey } from '../../../src/storage/delivery-record-repo.js';
 import { freshDatabase } from '../../helpers/backends.js';
 
 const DIR = fileURLToPath(new URL('../../../src/storage/migrations/', import.meta.url));
@@ -39,6 +39,11 @@ t.test('a populated database is converted to partitioned tables, rows kept', asy
     SELECT event_id, ${tg!.id}, 'delivered', '[{"at":"2026-01-01T00:00:00.000Z","status":200,"durationMs":3,"error":null}]', 'g/t', log_partition, log_offset
     FROM event_log`;
   await sql`INSERT INTO delivery_log (event_id, target_id, status, log_stream, log_partition, log_offset) VALUES ('evt_orphan', ${tg!.id}, 'pending', 'g/t', 0, 9999)`;
+  const retried = [
+    { at: '2026-01-01T00:00:00.000Z', status: null, durationMs: 5000, error: 'timeout, "5 s"' },
+    { at: '2026-01-01T00:00:05.000Z', status: 200, durationMs: 2, error: null, simulated: true },
+  ];
+  await sql`UPDATE delivery_log SET status = 'failed', attempts = ${sql.json(retried)} WHERE event_id = 'evt_m8'`;
 
   t.same(await migrate(sql), [MIGRATION], 'only 070 was left to apply');
 
@@ -59,9 +64,15 @@ t.test('a populated database is converted to partitioned tables, rows kept', asy
   const event = await repo.event(ws!.id, 'evt_m7');
   t.equal(event?.deliveries.length, 1, 'an event reads with its delivery');
   t.equal(event?.deliveries[0]?.status, 'delivered');
-  t.equal(event?.deliveries[0]?.attempts.length, 1);
+  t.same(event?.deliveries[0]?.attempts, [{ at: '2026-01-01T00:00:00.000Z', status: 200, durationMs: 3, error: null }], 'attempts converted to the compact form, read back the same');
   t.equal((await repo.runEvents(ws!.id, 'run_m', 100)).length, 15, 'sandbox run events');
-  const [orphan] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM delivery_log WHERE event_id = 'evt_orphan'`;
+  const failed = await repo.event(ws!.id, 'evt_m8');
+  t.equal(failed?.deliveries[0]?.status, 'failed');
+  t.same(failed?.deliveries[0]?.attempts, retried, 'errors and simulated attempts converted too');
+  const [stream] = await sql<{ k: number }[]>`SELECT DISTINCT log_stream AS k FROM delivery_log`;
+  t.equal(stream!.k, streamKey('g/t'), 'the stream as the code keys it');
+  t.same(await repo.finishedBetween('g/t', 3, 0n, 10n).then((r) => r.map((x) => x.offset).sort()), [3n, 7n], 'the replay check reads migrated rows (partition 3, offsets 3 and 7)');
+  const [orphan] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM delivery_log WHERE log_offset = 9999`;
   t.equal(orphan!.n, 1, 'a delivery without its event is kept (by its update time)');
   // A new delivery of a migrated event updates the same row.
   await repo.writeBatch([], [{

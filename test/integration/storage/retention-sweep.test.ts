@@ -12,7 +12,8 @@ import type { ApiClient } from '../../helpers/api-client.js';
  * Postgres retention end to end (docs/operations.md#retention): with
  * retention.hours 0.02 (72 s; partitions of 10 s) and a sweep every 2 s,
  * events are delivered and readable, then answer 404 and no row of any table
- * of the database mentions them. A workspace with a shorter retention of its
+ * of the database mentions them (by id, as text or inside bytes; delivery rows,
+ * which carry no id, by their event's log position and receive time). A workspace with a shorter retention of its
  * own (14.4 s) loses its events first while the other keeps its own.
  */
 const RETENTION_HOURS = 0.02;
@@ -45,10 +46,21 @@ async function mentioned(db: Sql, ids: readonly string[]): Promise<string[]> {
   return [...found];
 }
 
+/** Where each event's rows are: delivery rows carry no event id, only their event's log position and receive time. */
+const positions = new Map<string, { p: number; o: string; at: Date }>();
+
+/** Rows left in event_log and delivery_log of these events. */
 async function inEventLog(ids: readonly string[]): Promise<number> {
+  for (const r of await sql<{ id: string; p: number; o: string; at: Date }[]>`
+    SELECT event_id AS id, log_partition AS p, log_offset::text AS o, received_at AS at FROM event_log WHERE event_id = ANY(${ids}::text[])`) {
+    positions.set(r.id, r);
+  }
+  const known = ids.flatMap((id) => positions.get(id) ?? []);
   const [row] = await sql<{ n: number }[]>`
     SELECT (SELECT count(*) FROM event_log WHERE event_id = ANY(${ids}::text[]))::int
-         + (SELECT count(*) FROM delivery_log WHERE event_id = ANY(${ids}::text[]))::int AS n`;
+         + (SELECT count(*) FROM delivery_log d
+            JOIN unnest(${known.map((k) => k.p)}::int[], ${known.map((k) => k.o)}::bigint[], ${known.map((k) => k.at.toISOString())}::timestamptz[]) AS k(p, o, at)
+              ON d.log_partition = k.p AND d.log_offset = k.o AND d.received_at = k.at)::int AS n`;
   return row!.n;
 }
 

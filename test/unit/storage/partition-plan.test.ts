@@ -37,7 +37,7 @@ t.test('names carry the range, UTC to the second, and parse back', async (t) => 
   t.same(parsePartitionName('event_log', 'event_log_p20261126t000000_20261127t000000'), { fromMs: at('2026-11-26T00:00:00Z'), toMs: at('2026-11-27T00:00:00Z') });
 });
 
-t.test('to create: from now rounded down (or the newest partition\'s end) to now + ahead, lined up on the width', async (t) => {
+t.test('to create: the gaps in [now rounded down, now + ahead], lined up on the width', async (t) => {
   const now = at('2026-11-27T05:16:07Z');
   const W = 10_000;
   t.same(partitionsToCreate([], now, W, 30_000).map((r) => new Date(r.fromMs).toISOString().slice(11, 19)), ['05:16:00', '05:16:10', '05:16:20', '05:16:30'], 'an empty table');
@@ -60,6 +60,14 @@ t.test('to create: from now rounded down (or the newest partition\'s end) to now
   t.same(odd, [{ fromMs: 25_000, toMs: 30_000 }, { fromMs: 30_000, toMs: 40_000 }]);
   // Partitions stop at a gap in the past: rows there go to DEFAULT, the new ones start at now.
   t.same(partitionsToCreate([{ fromMs: 0, toMs: 10_000 }], 100_000, 10_000, 5_000), [{ fromMs: 100_000, toMs: 110_000 }]);
+  // A partition made far ahead (a wrong clock) does not stop the ones for now.
+  t.same(partitionsToCreate([{ fromMs: 1_000_000, toMs: 1_010_000 }], 100_000, 10_000, 15_000), [
+    { fromMs: 100_000, toMs: 110_000 }, { fromMs: 110_000, toMs: 120_000 },
+  ]);
+  // Gaps between partitions are filled, up to where the next one starts.
+  t.same(partitionsToCreate([{ fromMs: 100_000, toMs: 105_000 }, { fromMs: 115_000, toMs: 120_000 }], 101_000, 10_000, 25_000), [
+    { fromMs: 105_000, toMs: 110_000 }, { fromMs: 110_000, toMs: 115_000 }, { fromMs: 120_000, toMs: 130_000 },
+  ]);
 });
 
 t.test('to drop: only partitions whose newest possible record is past retention', async (t) => {

@@ -10,14 +10,14 @@ import type { ApiClient } from '../../helpers/api-client.js';
 
 /**
  * Postgres retention end to end (docs/operations.md#retention): with
- * retention.hours 0.02 (72 s; partitions of 10 s) and a sweep every 2 s,
+ * retention.hours 0.01 (36 s; partitions of 10 s) and a sweep every 2 s,
  * events are delivered and readable, then answer 404 and no row of any table
  * of the database mentions them (by id, as text or inside bytes; delivery rows,
  * which carry no id, by their event's log position and receive time). A workspace with a shorter retention of its
- * own (14.4 s) loses its events first while the other keeps its own.
+ * own (7.2 s) loses its events first while the other keeps its own.
  */
-const RETENTION_HOURS = 0.02;
-const SHORT_HOURS = 0.004;
+const RETENTION_HOURS = 0.01;
+const SHORT_HOURS = 0.002;
 const backends = await freshBackends(t);
 const creds = await bootstrapDatabase(backends.databaseUrl);
 const sql = connectDatabase(backends.databaseUrl, 2);
@@ -95,7 +95,7 @@ t.test('past retention the records are gone from every table; a shorter workspac
   const [def] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM event_log_default`;
   t.equal(def!.n, 0, 'nothing landed in DEFAULT');
 
-  // 14.4 s for the short workspace, in batches of 2 rows per statement.
+  // 7.2 s for the short workspace, in batches of 2 rows per statement.
   await until('the short workspace\'s records to go', async () => (await inEventLog(shortIds)) === 0, 60_000);
   t.ok(Date.now() - posted < RETENTION_HOURS * 3_600_000, 'before the global retention');
   t.equal(await inEventLog(keptIds), 10, 'the other workspace keeps its own');
@@ -106,7 +106,7 @@ t.test('past retention the records are gone from every table; a shorter workspac
   t.match(gone.body.error, { code: 'not_found', message: /expired/ });
   t.same(await mentioned(sql, shortIds), [], 'no row of any table mentions the short workspace\'s events');
 
-  // 72 s and at most one 10 s partition more, then the partition is dropped whole.
+  // 36 s and at most one 10 s partition more, then the partition is dropped whole.
   await until('the other workspace\'s records to go', async () => (await inEventLog(keptIds)) === 0, 150_000);
   for (const id of keptIds) {
     const answer = await kept.manage('GET', kept.tenantPath(`/events/${id}`));

@@ -5,7 +5,7 @@ import type { NodeContext } from '../../node/node-context.js';
 import { EventListRepo, type EventListItem } from '../../storage/event-list-repo.js';
 import type { Static } from 'typebox';
 import { encodeCursor, readEventListQuery } from './event-list-query.js';
-import type { EventListItemView } from './event-views.js';
+import type { EventListItemView, EventListView } from './event-views.js';
 
 /**
  * `GET /v1/tenants/{tenant}/queues/{name}/events`: the console's event list,
@@ -43,7 +43,8 @@ export function registerEventListApi(ctx: NodeContext, auth: ManagementAuth): vo
       limit: q.limit,
     });
     const last = items[items.length - 1];
-    ex.sendJson(200, { items: items.map(itemJson), nextCursor: more && last ? encodeCursor(last.position) : null });
+    const answer: Static<typeof EventListView> = { items: items.map(itemJson), nextCursor: more && last ? encodeCursor(last.position) : null };
+    ex.sendJson(200, answer);
   });
 }
 

@@ -8,6 +8,7 @@
  */
 import Type from 'typebox';
 import { nullable, oneOf } from '../../schema/schema-kit.js';
+import { pageOf } from '../list-views.js';
 
 const time = () => Type.String({ format: 'date-time' });
 /** A [name, value] pair, as draft 2020-12 writes a tuple (prefixItems; TypeBox's Tuple writes the older array form of items). */
@@ -146,3 +147,6 @@ export const RedeliveryDryRunView = Type.Object(
   },
   { title: 'RedeliveryDryRun', additionalProperties: false },
 );
+
+/** `GET /v1/tenants/{tenant}/queues/{name}/events`: a page of the queue's events. */
+export const EventListView = pageOf(EventListItemView, 'EventList');

@@ -10,7 +10,7 @@ import type { SsrfGuard } from '../../delivery/http/ssrf-guard.js';
 import type { LicenseRepo } from '../../storage/license-repo.js';
 import type { QueueRow, TargetRow, TopologyRepo, Upserted, WorkspaceRow } from '../../storage/topology-repo.js';
 import Type, { type Static } from 'typebox';
-import { ApiKeyCreatedView, ApiKeyView, KEY_PROFILES, QueueView, TargetView } from './resource-views.js';
+import { ApiKeyCreatedView, ApiKeyListView, KEY_PROFILES, QueueView, TargetView } from './resource-views.js';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed, maybe, oneOf } from '../../schema/schema-kit.js';
 import { readBody, readJsonObject } from '../json-body.js';
@@ -147,12 +147,13 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
   router.add('get', `${base}/keys`, opts, async (ex) => {
     const { ws } = await access(ex);
     const keys = await deps.keys.list(ws.id);
-    ex.sendJson(200, {
-      data: keys.map((k): Static<typeof ApiKeyView> => ({
+    const answer: Static<typeof ApiKeyListView> = {
+      data: keys.map((k) => ({
         keyId: k.keyId, name: k.name, profile: k.profile, queueScopes: k.queueScopes,
         createdAt: k.createdAt.toISOString(), lastUsedAt: k.lastUsedAt?.toISOString() ?? null, revokedAt: k.revokedAt?.toISOString() ?? null,
       })),
-    });
+    };
+    ex.sendJson(200, answer);
   });
 
   // Revokes a key: every node refuses it (401 invalid_api_key) once the invalidation reaches it.

@@ -3,6 +3,8 @@ import { decodePathSegment } from '../../http/path-segment.js';
 import type { Router } from '../../http/router.js';
 import type { KeyRepo } from '../../storage/key-repo.js';
 import type { LicenseRepo } from '../../storage/license-repo.js';
+import type { LicenseKeyListView, LicenseWorkspaceListView } from './resource-views.js';
+import type { Static } from 'typebox';
 
 export interface LicenseApiDeps {
   auth: ManagementAuth;
@@ -13,7 +15,7 @@ export interface LicenseApiDeps {
 /**
  * A license's Home page in the console (issue 14):
  *
- *   GET /v1/licenses/{license}/workspaces   { items: [{ tenantPublicId, name, createdAt }] }
+ *   GET /v1/licenses/{license}/workspaces   { items: [{ tenantPublicId, name, archived, createdAt }] }
  *   GET /v1/licenses/{license}/keys         { items: [{ keyId, name, profile, scopes, tenantPublicId, createdAt, lastUsedAt }] }
  *
  * Only what the caller reaches: a key scoped to one workspace sees that
@@ -26,14 +28,15 @@ export function registerLicenseApi(router: Router, deps: LicenseApiDeps): void {
   router.add('get', '/v1/licenses/:license/workspaces', opts, async (ex) => {
     const scope = await deps.auth.licenseScope(ex, decodePathSegment(ex.params[0]!, 'No such license.'));
     const rows = await deps.licenses.listWorkspaces(scope.licenseId, scope.workspaceIds);
-    ex.sendJson(200, {
+    const answer: Static<typeof LicenseWorkspaceListView> = {
       items: rows.map((w) => ({ tenantPublicId: w.publicId, name: w.name, archived: w.archived, createdAt: w.createdAt.toISOString() })),
-    });
+    };
+    ex.sendJson(200, answer);
   });
   router.add('get', '/v1/licenses/:license/keys', opts, async (ex) => {
     const scope = await deps.auth.licenseScope(ex, decodePathSegment(ex.params[0]!, 'No such license.'));
     const keys = await deps.keys.listForLicense(scope.licenseId, scope.workspaceIds);
-    ex.sendJson(200, {
+    const answer: Static<typeof LicenseKeyListView> = {
       items: keys.map((k) => ({
         keyId: k.keyId,
         name: k.name,
@@ -43,6 +46,7 @@ export function registerLicenseApi(router: Router, deps: LicenseApiDeps): void {
         createdAt: k.createdAt.toISOString(),
         lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
       })),
-    });
+    };
+    ex.sendJson(200, answer);
   });
 }

@@ -12,6 +12,7 @@ import { AUTH_MODES, INGRESS_STATES } from '../../routing/queue-settings.js';
 import { nullable, oneOf } from '../../schema/schema-kit.js';
 import { OUTBOUND_SIGNING, SourceRefBody } from './queue-input.js';
 import { RetryPolicyInput } from './target-input.js';
+import { dataOf, itemsOf } from '../list-views.js';
 
 const time = (options: { description?: string } = {}) => Type.String({ format: 'date-time', ...options });
 const publicId = (prefix: string) => Type.String({ pattern: `^${prefix}_` });
@@ -187,3 +188,51 @@ export const SigningKeyView = Type.Object(
   },
   { title: 'SigningKey', additionalProperties: false },
 );
+
+/** An item of `GET /v1/tenants/{tenant}/routes`: a queue → target route. */
+export const RouteView = Type.Object(
+  {
+    queue: Type.String(),
+    queuePublicId: publicId('que'),
+    target: Type.String(),
+    targetPublicId: publicId('tgt'),
+    createdAt: time(),
+  },
+  { title: 'Route', additionalProperties: false },
+);
+
+/** `GET /v1/tenants/{tenant}/queues`. */
+export const QueueListView = itemsOf(QueueWithStateView, 'QueueList');
+/** `GET /v1/tenants/{tenant}/targets`. */
+export const TargetListView = itemsOf(TargetView, 'TargetList');
+/** `GET /v1/tenants/{tenant}/routes`. */
+export const RouteListView = itemsOf(RouteView, 'RouteList');
+/** `GET /v1/tenants/{tenant}/keys`. */
+export const ApiKeyListView = dataOf(ApiKeyView, 'ApiKeyList');
+/** `GET /v1/tenants/{tenant}/signing-keys`. */
+export const SigningKeyListView = dataOf(SigningKeyView, 'SigningKeyList');
+
+/** An item of `GET /v1/licenses/{license}/workspaces`: a workspace the caller reaches. */
+export const LicenseWorkspaceView = Type.Object(
+  { tenantPublicId: publicId('ten'), name: Type.String(), archived: Type.Boolean(), createdAt: time() },
+  { title: 'LicenseWorkspace', additionalProperties: false },
+);
+
+/** An item of `GET /v1/licenses/{license}/keys`: a key that is not revoked, never its secret. */
+export const LicenseKeyView = Type.Object(
+  {
+    keyId: Type.String({ pattern: '^key_' }),
+    name: nullable(Type.String()),
+    profile: oneOf(KEY_PROFILES),
+    scopes: nullable(Type.Array(Type.String(), { description: 'queue scopes; null: every queue' })),
+    tenantPublicId: nullable(Type.String({ pattern: '^ten_', description: 'the workspace the key is scoped to; null: every workspace of the license' })),
+    createdAt: time(),
+    lastUsedAt: nullable(time({ description: 'when the key last authenticated a request, to the minute' })),
+  },
+  { title: 'LicenseKey', additionalProperties: false },
+);
+
+/** `GET /v1/licenses/{license}/workspaces`. */
+export const LicenseWorkspaceListView = itemsOf(LicenseWorkspaceView, 'LicenseWorkspaceList');
+/** `GET /v1/licenses/{license}/keys`. */
+export const LicenseKeyListView = itemsOf(LicenseKeyView, 'LicenseKeyList');

@@ -11,7 +11,7 @@ import { readBody } from '../json-body.js';
 import { standardSecret } from '../../delivery/signing/signing.js';
 import { decodePathSegment } from '../../http/path-segment.js';
 import type { Static } from 'typebox';
-import type { SigningKeyCreatedView, SigningKeyView } from './resource-views.js';
+import type { SigningKeyCreatedView, SigningKeyListView } from './resource-views.js';
 
 export interface SigningKeysApiDeps {
   auth: ManagementAuth;
@@ -77,9 +77,10 @@ export function registerSigningKeysApi(router: Router, deps: SigningKeysApiDeps)
   router.add('get', '/v1/tenants/:tenant/signing-keys', { maxBodyBytes: 0 }, async (ex) => {
     const { ws } = await deps.auth.configWorkspace(ex, decodePathSegment(ex.params[0]!, 'No such workspace.'));
     const keys = await deps.signingKeys.listActive(ws.id);
-    ex.sendJson(200, {
-      data: keys.map((k): Static<typeof SigningKeyView> => ({ keyId: k.keyId, algorithm: k.algorithm, ...(k.publicKey ? { publicKey: k.publicKey } : {}), createdAt: k.createdAt.toISOString() })),
-    });
+    const answer: Static<typeof SigningKeyListView> = {
+      data: keys.map((k) => ({ keyId: k.keyId, algorithm: k.algorithm, ...(k.publicKey ? { publicKey: k.publicKey } : {}), createdAt: k.createdAt.toISOString() })),
+    };
+    ex.sendJson(200, answer);
   });
   // Revokes a signing key: ingress stops accepting signatures made with it on every node (invalidation
   // bus); with no active key left, the workspace's signed-request queues answer queue_paused.

@@ -10,7 +10,7 @@ import type { SigningKeyRepo } from '../../storage/signing-key-repo.js';
 import type { QueueRow, TopologyRepo, WorkspaceRow } from '../../storage/topology-repo.js';
 import { queueJson, targetJson } from './config-api.js';
 import { queueState } from './queue-state.js';
-import type { QueueWithStateView } from './resource-views.js';
+import type { QueueListView, QueueWithStateView, RouteListView, TargetListView } from './resource-views.js';
 
 export interface TopologyListsApiDeps {
   auth: ManagementAuth;
@@ -48,7 +48,8 @@ export function registerTopologyListsApi(router: Router, deps: TopologyListsApiD
 
   router.add('get', `${base}/queues`, opts, async (ex) => {
     const ws = await access(ex);
-    ex.sendJson(200, { items: await queueView(ws, await deps.topology.listQueues(ws.id)) });
+    const answer: Static<typeof QueueListView> = { items: await queueView(ws, await deps.topology.listQueues(ws.id)) };
+    ex.sendJson(200, answer);
   });
   // Archive and restore: one flag, set or cleared; idempotent, every other setting kept.
   for (const [action, archived] of [['archive', true], ['restore', false]] as const) {
@@ -64,7 +65,8 @@ export function registerTopologyListsApi(router: Router, deps: TopologyListsApiD
   router.add('get', `${base}/targets`, opts, async (ex) => {
     const ws = await access(ex);
     const rows = await deps.topology.listTargets(ws.id);
-    ex.sendJson(200, { items: rows.map((row) => targetJson(row, deps.defaultTimeoutMs)) });
+    const answer: Static<typeof TargetListView> = { items: rows.map((row) => targetJson(row, deps.defaultTimeoutMs)) };
+    ex.sendJson(200, answer);
   });
   router.add('post', `${base}/targets/:name/enable`, opts, async (ex) => {
     const ws = await access(ex);
@@ -77,6 +79,9 @@ export function registerTopologyListsApi(router: Router, deps: TopologyListsApiD
   router.add('get', `${base}/routes`, opts, async (ex) => {
     const ws = await access(ex);
     const rows = await deps.topology.listRoutes(ws.id);
-    ex.sendJson(200, { items: rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() })) });
+    const answer: Static<typeof RouteListView> = {
+      items: rows.map((r) => ({ queue: r.queue, queuePublicId: r.queuePublicId, target: r.target, targetPublicId: r.targetPublicId, createdAt: r.createdAt.toISOString() })),
+    };
+    ex.sendJson(200, answer);
   });
 }

@@ -107,9 +107,18 @@ t.test('real answers match the schemas the document shows (every schema of an an
   check('ApiKeyCreated', created.body);
   check('ApiKeyCreated', (await api.manage('POST', api.tenantPath('/keys'), {})).body);
   t.equal((await api.manage('DELETE', api.tenantPath(`/keys/${created.body.keyId}`))).status, 204);
-  const keys = (await api.manage('GET', api.tenantPath('/keys'))).body.data;
+  const keyList = (await api.manage('GET', api.tenantPath('/keys'))).body;
+  const keys = keyList.data;
   t.ok(keys.some((k: { revokedAt: string | null }) => k.revokedAt !== null), 'a revoked key is listed');
   checkEach('ApiKey', keys);
+  check('ApiKeyList', keyList);
+  // The license's Home lists: its workspaces and its keys that are not revoked.
+  const licenseWorkspaces = (await api.manage('GET', `/v1/licenses/${creds.licensePublicId}/workspaces`)).body;
+  checkEach('LicenseWorkspace', licenseWorkspaces.items);
+  check('LicenseWorkspaceList', licenseWorkspaces);
+  const licenseKeys = (await api.manage('GET', `/v1/licenses/${creds.licensePublicId}/keys`)).body;
+  checkEach('LicenseKey', licenseKeys.items);
+  check('LicenseKeyList', licenseKeys);
 
   // An event delivered once, with its attempt; the queue's event list; the queue list (with states).
   const receiver = await startReceiver(t);
@@ -128,6 +137,7 @@ t.test('real answers match the schemas the document shows (every schema of an an
   const listed = await api.manage('GET', api.tenantPath('/queues/orders/events'));
   t.equal(listed.status, 200);
   checkEach('EventListItem', listed.body.items);
+  check('EventList', listed.body);
   t.equal(listed.body.items[0].targets[0]?.attempts, 1, 'the list counts the attempt');
   // The event sent again (after the list counted its one attempt).
   const again = await api.manage('POST', api.tenantPath(`/events/${posted.body.eventId}/redeliver`), { target: 'orders-target' });
@@ -137,6 +147,14 @@ t.test('real answers match the schemas the document shows (every schema of an an
   const queues = await api.manage('GET', api.tenantPath('/queues'));
   t.ok(queues.body.items.some((q: { state: string }) => q.state === 'paused'), 'a paused queue is listed (with its reason)');
   checkEach('QueueWithState', queues.body.items);
+  check('QueueList', queues.body);
+  const targets = (await api.manage('GET', api.tenantPath('/targets'))).body;
+  checkEach('Target', targets.items);
+  check('TargetList', targets);
+  const routes = (await api.manage('GET', api.tenantPath('/routes'))).body;
+  t.same(routes.items.map((r: { queue: string; target: string }) => `${r.queue}>${r.target}`), ['orders>orders-target']);
+  checkEach('Route', routes.items);
+  check('RouteList', routes);
   check('QueueWithState', (await api.manage('POST', api.tenantPath('/queues/plain/archive'))).body);
 
   // Signing keys of both algorithms (after the queue list: an HMAC key resumes the paused queue), and the list of active ones.
@@ -146,9 +164,10 @@ t.test('real answers match the schemas the document shows (every schema of an an
   const edKey = await api.manage('POST', api.tenantPath('/signing-keys'), { algorithm: 'ed25519' });
   t.equal(edKey.status, 201, JSON.stringify(edKey.body));
   check('SigningKeyCreated', edKey.body);
-  const signingKeys = (await api.manage('GET', api.tenantPath('/signing-keys'))).body.data;
-  t.same(signingKeys.map((k: { algorithm: string }) => k.algorithm).sort(), ['ed25519', 'hmac-sha256']);
-  checkEach('SigningKey', signingKeys);
+  const signingKeys = (await api.manage('GET', api.tenantPath('/signing-keys'))).body;
+  t.same(signingKeys.data.map((k: { algorithm: string }) => k.algorithm).sort(), ['ed25519', 'hmac-sha256']);
+  checkEach('SigningKey', signingKeys.data);
+  check('SigningKeyList', signingKeys);
 
   // A bulk redelivery job (a real one, over a range without failures: it has nothing to do).
   const now = Date.now();

@@ -10,12 +10,13 @@ import { ConsoleSessionView } from './console/console-views.js';
 import { RedeliverInput } from './events/events-api.js';
 import {
   AttemptView, DeliveryView, EventListItemView, EventListView, EventView, RedeliveryDryRunView, RedeliveryJobStartedView, RedeliveryJobView, RedeliveryQueuedView,
+  SandboxRunView,
 } from './events/event-views.js';
 import { RedeliveryJobInput } from './events/redelivery-jobs-api.js';
 import { ApiKeyInput } from './v1/config-api.js';
 import { QueueInput } from './v1/queue-input.js';
 import {
-  ApiKeyCreatedView, ApiKeyListView, ApiKeyView, LicenseKeyListView, LicenseKeyView, LicenseWorkspaceListView, LicenseWorkspaceView, QueueListView, QueueView, QueueWithStateView, RouteListView, RouteView, SigningKeyCreatedView, SigningKeyListView,
+  ApiKeyCreatedView, ApiKeyListView, ApiKeyView, LicenseKeyListView, LicenseKeyView, LicenseWorkspaceListView, LicenseWorkspaceView, QueueListView, RouteEndsView, QueueView, QueueWithStateView, RouteListView, RouteView, SigningKeyCreatedView, SigningKeyListView,
   SigningKeyView, TargetListView, TargetView, WorkspaceView,
 } from './v1/resource-views.js';
 import { SigningKeyInput } from './v1/signing-keys-api.js';
@@ -90,11 +91,11 @@ type Fits<A extends B, B> = A;
 
 /** Answers whose schema is in code (the functions building them return their Static type), by title. */
 export const ANSWER_SCHEMAS: readonly object[] = [
-  AcceptedView, WorkspaceView, QueueView, QueueWithStateView, QueueListView, TargetView, TargetListView, RouteView, RouteListView,
+  AcceptedView, WorkspaceView, QueueView, QueueWithStateView, QueueListView, TargetView, TargetListView, RouteEndsView, RouteView, RouteListView,
   ApiKeyCreatedView, ApiKeyView, ApiKeyListView, SigningKeyCreatedView, SigningKeyView, SigningKeyListView,
   LicenseWorkspaceView, LicenseWorkspaceListView, LicenseKeyView, LicenseKeyListView,
   AttemptView, DeliveryView, EventView, EventListItemView, EventListView, RedeliveryQueuedView, RedeliveryJobStartedView, RedeliveryDryRunView, RedeliveryJobView,
-  StreamAppliedView, CatalogEntryView, InvitationView, IntegrationView, IntegrationBlocksView, SubscriptionView, ActivationView, PackageView,
+  SandboxRunView, StreamAppliedView, CatalogEntryView, InvitationView, IntegrationView, IntegrationBlocksView, SubscriptionView, ActivationView, PackageView,
   ConsoleSessionView, ErrorView,
 ];
 

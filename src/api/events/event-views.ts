@@ -150,3 +150,13 @@ export const RedeliveryDryRunView = Type.Object(
 
 /** `GET /v1/tenants/{tenant}/queues/{name}/events`: a page of the queue's events. */
 export const EventListView = pageOf(EventListItemView, 'EventList');
+
+/** What `GET /v1/tenants/{tenant}/sandbox/runs/{runId}` answers: the run's events with their simulated attempts. */
+export const SandboxRunView = Type.Object(
+  {
+    runId: Type.String(),
+    tenantPublicId: Type.String({ pattern: '^ten_' }),
+    events: Type.Array(EventView, { description: 'in order received, at most 1000; without their content (retained, contentType, headers, body)' }),
+  },
+  { title: 'SandboxRun', additionalProperties: false },
+);

@@ -17,7 +17,7 @@ import { decodePathSegment } from '../../http/path-segment.js';
 import { eventIdTime } from '../../ids.js';
 import { redeliver } from './redeliver.js';
 import { eventContent } from './event-content.js';
-import type { EventView as EventAnswer, RedeliveryQueuedView } from './event-views.js';
+import type { EventView as EventAnswer, RedeliveryQueuedView, SandboxRunView } from './event-views.js';
 
 
 /** The body of `POST /v1/tenants/{tenant}/events/{eventId}/redeliver`: one target of the event, or (none given) all of them. */
@@ -160,7 +160,8 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
     const runId = decodePathSegment(ex.params[1]!);
     const events = await log.runEvents(ws.id, runId, RUN_LIMIT);
     if (events.length === 0) throw new ServiceError('not_found', 'No such sandbox run (a run shows here once delivery has picked up one of its events).');
-    ex.sendJson(200, { runId, tenantPublicId: ws.publicId, events: events.map((e) => eventJson(ws, e)) });
+    const answer: Static<typeof SandboxRunView> = { runId, tenantPublicId: ws.publicId, events: events.map((e) => eventJson(ws, e)) };
+    ex.sendJson(200, answer);
   });
 }
 

@@ -10,7 +10,7 @@ import type { SsrfGuard } from '../../delivery/http/ssrf-guard.js';
 import type { LicenseRepo } from '../../storage/license-repo.js';
 import type { QueueRow, TargetRow, TopologyRepo, Upserted, WorkspaceRow } from '../../storage/topology-repo.js';
 import Type, { type Static } from 'typebox';
-import { ApiKeyCreatedView, ApiKeyListView, KEY_PROFILES, QueueView, TargetView } from './resource-views.js';
+import { ApiKeyCreatedView, ApiKeyListView, RouteEndsView, KEY_PROFILES, QueueView, TargetView } from './resource-views.js';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed, maybe, oneOf } from '../../schema/schema-kit.js';
 import { readBody, readJsonObject } from '../json-body.js';
@@ -116,12 +116,14 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
     checkRouteHeaders([queue.settings], target.settings);
     const created = await deps.topology.addRoute(queue.id, target.id);
     if (created) await changed('route');
-    sendUpserted(ex, { created, changed: created }, { queue: queue.name, target: target.name });
+    const answer: Static<typeof RouteEndsView> = { queue: queue.name, target: target.name };
+    sendUpserted(ex, { created, changed: created }, answer);
   });
   router.add('get', `${base}/queues/:name/targets/:target`, opts, async (ex) => {
     const { queue, target } = await routeEnds(ex);
     if (!(await deps.topology.routeExists(queue.id, target.id))) throw new ServiceError('not_found', 'No such route.');
-    ex.sendJson(200, { queue: queue.name, target: target.name });
+    const answer: Static<typeof RouteEndsView> = { queue: queue.name, target: target.name };
+    ex.sendJson(200, answer);
   });
   router.add('del', `${base}/queues/:name/targets/:target`, opts, async (ex) => {
     const { queue, target } = await routeEnds(ex);

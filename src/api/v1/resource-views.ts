@@ -236,3 +236,9 @@ export const LicenseKeyView = Type.Object(
 export const LicenseWorkspaceListView = itemsOf(LicenseWorkspaceView, 'LicenseWorkspaceList');
 /** `GET /v1/licenses/{license}/keys`. */
 export const LicenseKeyListView = itemsOf(LicenseKeyView, 'LicenseKeyList');
+
+/** What `PUT` (200 existed, 201 created) and `GET /v1/tenants/{tenant}/queues/{name}/targets/{target}` answer: the route's two ends. */
+export const RouteEndsView = Type.Object(
+  { queue: Type.String(), target: Type.String() },
+  { title: 'RouteEnds', additionalProperties: false, description: 'the queue and the target the route joins, by name' },
+);

@@ -123,6 +123,11 @@ t.test('real answers match the schemas the document shows (every schema of an an
   // An event delivered once, with its attempt; the queue's event list; the queue list (with states).
   const receiver = await startReceiver(t);
   await api.wire('orders', 'orders-target', `${receiver.url}/in`, { eventType: { source: 'body', name: 'type' } });
+  const route = api.tenantPath('/queues/orders/targets/orders-target');
+  const routedAgain = await api.manage('PUT', route);
+  t.equal(routedAgain.status, 200, 'the route existed');
+  check('RouteEnds', routedAgain.body);
+  check('RouteEnds', (await api.manage('GET', route)).body);
   const posted = await api.postEvent('orders', '{"type":"order.created"}', { 'idempotency-key': 'k-1', 'x-service-partition-key': 'p-1' });
   t.equal(posted.status, 202);
   check('Accepted', posted.body);
@@ -138,6 +143,18 @@ t.test('real answers match the schemas the document shows (every schema of an an
   t.equal(listed.status, 200);
   checkEach('EventListItem', listed.body.items);
   check('EventList', listed.body);
+  // A sandbox run of one event (its attempt simulated), once delivery has picked it up.
+  const sandboxed = await api.request('POST', `/events/sandbox/${creds.tenantPublicId}/orders?runId=run_openapi`, {
+    raw: '{"type":"order.created"}', headers: { 'x-api-key': creds.ingressKey, 'content-type': 'application/json' },
+  });
+  t.equal(sandboxed.status, 202, JSON.stringify(sandboxed.body));
+  let run = await api.manage('GET', api.tenantPath('/sandbox/runs/run_openapi'));
+  for (let i = 0; i < 200 && !(run.status === 200 && run.body.events[0]?.deliveries[0]?.status === 'delivered'); i++) {
+    await new Promise((r) => setTimeout(r, 150));
+    run = await api.manage('GET', api.tenantPath('/sandbox/runs/run_openapi'));
+  }
+  t.equal(run.body.events?.[0]?.deliveries[0]?.status, 'delivered', JSON.stringify(run.body));
+  check('SandboxRun', run.body);
   t.equal(listed.body.items[0].targets[0]?.attempts, 1, 'the list counts the attempt');
   // The event sent again (after the list counted its one attempt).
   const again = await api.manage('POST', api.tenantPath(`/events/${posted.body.eventId}/redeliver`), { target: 'orders-target' });

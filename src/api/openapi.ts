@@ -28,7 +28,8 @@ import { IntegrationAcceptInput, IntegrationInviteInput } from './waas/waas-inte
 import { PackageInput } from './waas/waas-packages.js';
 import { EnableProducerInput, StreamInput } from './waas/waas-streams.js';
 import {
-  ActivationView, CatalogEntryView, IntegrationBlocksView, IntegrationView, InvitationView, PackageView, StreamAppliedView, SubscriptionView,
+  ActivationView, CatalogEntryView, DistributionSeriesView, IntegrationAcceptedView, IntegrationBlocksView, IntegrationView, InvitationView, PackageView,
+  ProducerEnabledView, ReceivedIntegrationListView, ReceivedIntegrationView, StreamAppliedView, SubscriptionView,
 } from './waas/waas-views.js';
 
 /*
@@ -96,6 +97,7 @@ export const ANSWER_SCHEMAS: readonly object[] = [
   LicenseWorkspaceView, LicenseWorkspaceListView, LicenseKeyView, LicenseKeyListView,
   AttemptView, DeliveryView, EventView, EventListItemView, EventListView, RedeliveryQueuedView, RedeliveryJobStartedView, RedeliveryDryRunView, RedeliveryJobView,
   SandboxRunView, StreamAppliedView, CatalogEntryView, InvitationView, IntegrationView, IntegrationBlocksView, SubscriptionView, ActivationView, PackageView,
+  ProducerEnabledView, IntegrationAcceptedView, ReceivedIntegrationView, ReceivedIntegrationListView, DistributionSeriesView,
   ConsoleSessionView, ErrorView,
 ];
 

@@ -9,7 +9,7 @@ import type { BlockLedger } from '../../routing/block-coverage.js';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed, maybe } from '../../schema/schema-kit.js';
 import { checkBody } from '../json-body.js';
-import type { IntegrationView, InvitationView } from './waas-views.js';
+import type { IntegrationAcceptedView, IntegrationView, InvitationView, ReceivedIntegrationListView } from './waas-views.js';
 import { param, publicIdString, published, readBody, readQuery, writer, type WaasDeps } from './waas-context.js';
 
 const EMAIL = /^[^\s@<>",;]{1,64}@[^\s@<>",;]+\.[^\s@<>",;]+$/;
@@ -98,15 +98,17 @@ export function registerWaasIntegrations(router: Router, deps: WaasDeps): void {
     }
     const rows = await deps.integrations.receivedInLicense(licenseId, workspaceIds);
     const subscriptions = await deps.integrations.subscriptionsOf(rows.map((i) => i.id));
-    ex.sendJson(200, {
+    // receivedInLicense() answers Active integrations only, each with its receiving workspace.
+    const answer: Static<typeof ReceivedIntegrationListView> = {
       data: rows.map((i) => ({
         integrationPublicId: i.publicId,
         producerTenantPublicId: i.producerTenantPublicId,
-        receivingTenantPublicId: i.receivingTenantPublicId,
-        status: i.status,
+        receivingTenantPublicId: i.receivingTenantPublicId!,
+        status: 'Active',
         subscriptions: subscriptions.filter((s) => s.integrationId === i.id).length,
       })),
-    });
+    };
+    ex.sendJson(200, answer);
   });
 
   router.add('post', '/waas/integrations/:integration/accept', { ...opts, body: checkAccept }, async (ex) => {
@@ -126,13 +128,14 @@ export function registerWaasIntegrations(router: Router, deps: WaasDeps): void {
     const accepted = await deps.integrations.accept(integration.id, into, caller?.kind === 'console' ? caller.subject : null);
     if (!accepted) throw new ServiceError('conflict', 'This invitation has already been accepted.');
     await published(deps);
-    ex.sendJson(200, {
+    const answer: Static<typeof IntegrationAcceptedView> = {
       integrationPublicId: integration.publicId,
       status: 'Active',
       receivingTenantPublicId: accepted.receivingTenantPublicId,
       licensePublicId: accepted.licensePublicId,
       ...(accepted.buildKey ? { buildKey: accepted.buildKey } : {}),
-    });
+    };
+    ex.sendJson(200, answer);
   });
 }
 

@@ -3,6 +3,8 @@ import type { Router } from '../../http/router.js';
 import { readDistributionSeries } from '../../observability/distribution-metrics.js';
 import { HISTORIES, isHistory } from '../../observability/distribution-series.js';
 import { param, type WaasDeps } from './waas-context.js';
+import type { DistributionSeriesView } from './waas-views.js';
+import type { Static } from 'typebox';
 
 const ALLOWED = Object.keys(HISTORIES).join(', ');
 
@@ -15,6 +17,7 @@ export function registerWaasMetrics(router: Router, deps: WaasDeps): void {
     if (history.length !== 1 || !isHistory(history[0]!)) {
       throw new ServiceError('validation_failed', `history must be one of ${ALLOWED}.`, [{ field: 'history', problem: `must be one of ${ALLOWED}` }]);
     }
-    ex.sendJson(200, await readDistributionSeries(deps.cache, ws.publicId, history[0]));
+    const answer: Static<typeof DistributionSeriesView> = await readDistributionSeries(deps.cache, ws.publicId, history[0]);
+    ex.sendJson(200, answer);
   });
 }

@@ -7,7 +7,7 @@ import type { Exchange } from '../../http/exchange.js';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed, maybe, withProblem } from '../../schema/schema-kit.js';
 import { checkBody } from '../json-body.js';
-import type { CatalogEntryView, StreamAppliedView } from './waas-views.js';
+import type { CatalogEntryView, ProducerEnabledView, StreamAppliedView } from './waas-views.js';
 import { param, publicIdString, published, readBody, STREAM_NAME, writer, type WaasDeps } from './waas-context.js';
 
 /** No C0, DEL or C1 control character (one or more characters). */
@@ -72,7 +72,8 @@ export function registerWaasStreams(router: Router, deps: WaasDeps): void {
     const { producerTenantPublicId: tenant } = checkBody(await readBody(ex), checkEnableProducer);
     const ws = await deps.auth.waasWorkspace(caller, tenant, 'write');
     if (await deps.catalog.enableProducer(ws.id)) await published(deps);
-    ex.sendJson(200, { tenantPublicId: ws.publicId, isProducer: true });
+    const answer: Static<typeof ProducerEnabledView> = { tenantPublicId: ws.publicId, isProducer: true };
+    ex.sendJson(200, answer);
   });
 
   router.add('get', '/waas/producer/:tenant/catalog', opts, async (ex) => {

@@ -7,7 +7,9 @@
  * validates real answers against them).
  */
 import Type from 'typebox';
+import { HISTORIES, type History } from '../../observability/distribution-series.js';
 import { nullable, oneOf } from '../../schema/schema-kit.js';
+import { dataOf } from '../list-views.js';
 
 const publicId = (prefix: string) => Type.String({ pattern: `^${prefix}_` });
 const SUBSCRIPTION_STATUSES = ['live', 'paused'] as const;
@@ -111,4 +113,57 @@ export const IntegrationBlocksView = Type.Object(
     ),
   },
   { title: 'IntegrationBlocks', additionalProperties: false },
+);
+
+/** What `POST /waas/enable-producer` answers. */
+export const ProducerEnabledView = Type.Object(
+  { tenantPublicId: publicId('ten'), isProducer: Type.Literal(true) },
+  { title: 'ProducerEnabled', additionalProperties: false },
+);
+
+/** What `POST /waas/integrations/{integration}/accept` answers: the integration, Active, and where it was received. */
+export const IntegrationAcceptedView = Type.Object(
+  {
+    integrationPublicId: publicId('int'),
+    status: Type.Literal('Active'),
+    receivingTenantPublicId: publicId('ten'),
+    licensePublicId: publicId('lic'),
+    buildKey: Type.Optional(Type.String({ pattern: '^qak_key_', description: "only when a new account was made: its Build key, shown once" })),
+  },
+  { title: 'IntegrationAccepted', additionalProperties: false },
+);
+
+/** An item of `GET /waas/integrations` (receiving side): an accepted integration received into the caller's license. */
+export const ReceivedIntegrationView = Type.Object(
+  {
+    integrationPublicId: publicId('int'),
+    producerTenantPublicId: publicId('ten'),
+    receivingTenantPublicId: publicId('ten'),
+    status: Type.Literal('Active'),
+    subscriptions: Type.Integer({ description: 'how many streams the integration subscribes to' }),
+  },
+  { title: 'ReceivedIntegration', additionalProperties: false },
+);
+
+/** `GET /waas/integrations` (receiving side), oldest first. */
+export const ReceivedIntegrationListView = dataOf(ReceivedIntegrationView, 'ReceivedIntegrationList');
+
+/** What `GET /waas/producer/{tenant}/metrics/series` answers: the buckets of the history, oldest first, zero-filled. */
+export const DistributionSeriesView = Type.Object(
+  {
+    history: oneOf(Object.keys(HISTORIES) as History[]),
+    bucketSeconds: Type.Unsafe<number>({ type: 'integer', enum: Object.values(HISTORIES).map((h) => h.bucketSeconds), description: "the history's bucket" }),
+    series: Type.Array(
+      Type.Object(
+        {
+          t: Type.String({ format: 'date-time', description: 'start of the bucket' }),
+          accepted: Type.Integer({ description: 'deliveries routed to a partner target' }),
+          delivered: Type.Integer(),
+          failed: Type.Integer({ description: 'deliveries that failed for good' }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { title: 'DistributionSeries', additionalProperties: false },
 );

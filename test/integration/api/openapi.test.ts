@@ -207,7 +207,9 @@ t.test('real answers match the schemas the document shows (every schema of an an
   // /waas: a stream in a package, a partner subscribed and activated, an invitation still pending.
   const waas = new Waas(api);
   const producer = `/waas/producer/${waas.tenant}`;
-  t.equal((await api.manage('POST', '/waas/enable-producer', { producerTenantPublicId: waas.tenant })).status, 200);
+  const enabled = await api.manage('POST', '/waas/enable-producer', { producerTenantPublicId: waas.tenant });
+  t.equal(enabled.status, 200);
+  check('ProducerEnabled', enabled.body);
   const stream = await waas.putStream('shipments', { description: 'Parcels', eventTypes: ['shipment.sent'], payloadSchema: '{"type":"object"}' });
   check('StreamApplied', stream);
   const pkg = await api.manage('POST', `${producer}/packages`, { name: 'Logistics', description: 'Moves' });
@@ -243,6 +245,20 @@ t.test('real answers match the schemas the document shows (every schema of an an
   const blocked = await api.manage('GET', blocks);
   t.same([blocked.body.streams.length, blocked.body.packages.length, blocked.body.pausedSubscriptions.length], [1, 1, 1], JSON.stringify(blocked.body));
   check('IntegrationBlocks', blocked.body);
+  // The partner's side: the integrations received into its workspace.
+  const received = (await partner.api.manage('GET', `/waas/integrations?receivingTenantPublicId=${partner.receivingTenantPublicId}`)).body;
+  checkEach('ReceivedIntegration', received.data);
+  check('ReceivedIntegrationList', received);
+  // An invitation accepted onto a new account (its Build key shown once).
+  const another = await api.manage('POST', '/waas/integrations', { producerTenantPublicId: waas.tenant, email: 'another@example.com' });
+  const accepted = await api.request('POST', `/waas/integrations/${another.body.publicId}/accept`, { body: { inviteToken: another.body.inviteToken } });
+  t.equal(accepted.status, 200, JSON.stringify(accepted.body));
+  t.ok(accepted.body.buildKey, 'a new account gets a Build key');
+  check('IntegrationAccepted', accepted.body);
+  const series = await api.manage('GET', `${producer}/metrics/series?history=1h`);
+  t.equal(series.status, 200, JSON.stringify(series.body));
+  t.equal(series.body.series.length > 0, true, 'zero-filled buckets');
+  check('DistributionSeries', series.body);
 
   // A console session (signed in with the Build key).
   const session = await api.request('POST', '/console/api/session', { body: { licensePublicId: creds.licensePublicId, key: creds.buildKey }, headers: { origin: api.baseUrl } });

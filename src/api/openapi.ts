@@ -6,7 +6,7 @@ import { AcceptedView } from '../ingress/accepted-view.js';
 import { errorCatalog, type ErrorCode, type ServiceError } from '../errors.js';
 import { oneOf } from '../schema/schema-kit.js';
 import { ConsoleSignInInput } from './console/console-api.js';
-import { ConsoleSessionView } from './console/console-views.js';
+import { ConsoleConfigView, ConsoleSessionView } from './console/console-views.js';
 import { RedeliverInput } from './events/events-api.js';
 import {
   AttemptView, DeliveryView, EventListItemView, EventListView, EventView, RedeliveryDryRunView, RedeliveryJobStartedView, RedeliveryJobView, RedeliveryQueuedView,
@@ -98,7 +98,7 @@ export const ANSWER_SCHEMAS: readonly object[] = [
   AttemptView, DeliveryView, EventView, EventListItemView, EventListView, RedeliveryQueuedView, RedeliveryJobStartedView, RedeliveryDryRunView, RedeliveryJobView,
   SandboxRunView, StreamAppliedView, CatalogEntryView, InvitationView, IntegrationView, IntegrationBlocksView, SubscriptionView, ActivationView, PackageView,
   ProducerEnabledView, IntegrationAcceptedView, ReceivedIntegrationView, ReceivedIntegrationListView, DistributionSeriesView,
-  ConsoleSessionView, ErrorView,
+  ConsoleConfigView, ConsoleSessionView, ErrorView,
 ];
 
 /** The OpenAPI document as JSON text, built once. */

@@ -13,7 +13,7 @@ import { compileBody } from '../../schema/body-validator.js';
 import { closed } from '../../schema/schema-kit.js';
 import { readBody } from '../json-body.js';
 import { CONSOLE_HEADERS } from './console-static.js';
-import type { ConsoleSessionView } from './console-views.js';
+import type { ConsoleConfigView, ConsoleSessionView } from './console-views.js';
 
 /** The body of `POST /console/api/session`: sign in with an API key of the license. */
 export const ConsoleSignInInput = closed(
@@ -57,7 +57,10 @@ export function registerConsoleApi(router: Router, deps: ConsoleApiDeps): void {
     ex.send(303, '', headers);
   };
 
-  router.add('get', '/console/api/config', { maxBodyBytes: 0 }, (ex) => json(ex, 200, { oidc: deps.oidc !== null, version: VERSION }));
+  router.add('get', '/console/api/config', { maxBodyBytes: 0 }, (ex) => {
+    const answer: Static<typeof ConsoleConfigView> = { oidc: deps.oidc !== null, version: VERSION };
+    json(ex, 200, answer);
+  });
 
   router.add('post', '/console/api/session', { maxBodyBytes: 4096, body: checkSignInInput }, async (ex) => {
     // Signing a victim's browser into the attacker's license is an attack too (login CSRF).

@@ -1,8 +1,8 @@
 /**
- * What the console's session endpoints answer (POST and GET /console/api/session):
- * the schema the OpenAPI document shows (components.schemas ConsoleSession) and
- * the type the session answer is built as, so the document cannot drift from
- * the code (the OpenAPI test validates a real answer against it).
+ * What the console's config and session endpoints answer (GET /console/api/config, POST and GET /console/api/session):
+ * the schema the OpenAPI document shows (components.schemas ConsoleConfig, ConsoleSession) and
+ * the types those answers are built as, so the document cannot drift from
+ * the code (the OpenAPI test validates real answers against them).
  */
 import Type from 'typebox';
 import { nullable, oneOf } from '../../schema/schema-kit.js';
@@ -22,4 +22,13 @@ export const ConsoleSessionView = Type.Object(
     expiresAt: Type.String({ format: 'date-time' }),
   },
   { title: 'ConsoleSession', additionalProperties: false },
+);
+
+/** What `GET /console/api/config` answers: what the sign-in page needs to know. */
+export const ConsoleConfigView = Type.Object(
+  {
+    oidc: Type.Boolean({ description: 'whether OpenID Connect sign-in is configured' }),
+    version: Type.String({ description: "the server's version (package.json)" }),
+  },
+  { title: 'ConsoleConfig', additionalProperties: false },
 );

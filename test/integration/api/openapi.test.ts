@@ -260,7 +260,10 @@ t.test('real answers match the schemas the document shows (every schema of an an
   t.equal(series.body.series.length > 0, true, 'zero-filled buckets');
   check('DistributionSeries', series.body);
 
-  // A console session (signed in with the Build key).
+  // The sign-in page's config, and a console session (signed in with the Build key).
+  const config = await api.request('GET', '/console/api/config');
+  t.equal(config.status, 200);
+  check('ConsoleConfig', config.body);
   const session = await api.request('POST', '/console/api/session', { body: { licensePublicId: creds.licensePublicId, key: creds.buildKey }, headers: { origin: api.baseUrl } });
   t.equal(session.status, 200, JSON.stringify(session.body));
   check('ConsoleSession', session.body);

@@ -28,8 +28,9 @@ import { IntegrationAcceptInput, IntegrationInviteInput } from './waas/waas-inte
 import { PackageInput } from './waas/waas-packages.js';
 import { EnableProducerInput, StreamInput } from './waas/waas-streams.js';
 import {
-  ActivationView, CatalogEntryView, DistributionSeriesView, IntegrationAcceptedView, IntegrationBlocksView, IntegrationView, InvitationView, PackageView,
-  ProducerEnabledView, ReceivedIntegrationListView, ReceivedIntegrationView, StreamAppliedView, SubscriptionView,
+  ActivationListView, ActivationView, CatalogEntryListView, CatalogEntryView, DistributionSeriesView, IntegrationAcceptedView, IntegrationBlocksView, IntegrationListView,
+  IntegrationView, InvitationView, PackageListView, PackageView, ProducerEnabledView, ReceivedIntegrationListView, ReceivedIntegrationView, StreamAppliedView,
+  SubscriptionListView, SubscriptionView,
 } from './waas/waas-views.js';
 
 /*
@@ -98,6 +99,7 @@ export const ANSWER_SCHEMAS: readonly object[] = [
   AttemptView, DeliveryView, EventView, EventListItemView, EventListView, RedeliveryQueuedView, RedeliveryJobStartedView, RedeliveryDryRunView, RedeliveryJobView,
   SandboxRunView, StreamAppliedView, CatalogEntryView, InvitationView, IntegrationView, IntegrationBlocksView, SubscriptionView, ActivationView, PackageView,
   ProducerEnabledView, IntegrationAcceptedView, ReceivedIntegrationView, ReceivedIntegrationListView, DistributionSeriesView,
+  CatalogEntryListView, IntegrationListView, SubscriptionListView, ActivationListView, PackageListView,
   ConsoleConfigView, ConsoleSessionView, ErrorView,
 ];
 

@@ -4,7 +4,7 @@ import type { Router } from '../../http/router.js';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed } from '../../schema/schema-kit.js';
 import { checkBodyWithRules } from '../json-body.js';
-import type { ActivationView } from './waas-views.js';
+import type { ActivationListView, ActivationView } from './waas-views.js';
 import { GroupKeyString, groupKeyProblem, noContent, param, publicIdString, published, readBody, readQuery, writer, type WaasDeps } from './waas-context.js';
 
 /** The body of `POST /waas/activations` and of `DELETE /waas/activations`: the (producer, group key, integration) triple. */
@@ -65,8 +65,8 @@ export function registerWaasActivations(router: Router, deps: WaasDeps): void {
       integrationId = integration.id;
     }
     const rows = await deps.activations.list(ws.id, { ...(query.groupKey !== undefined ? { groupKey: query.groupKey } : {}), ...(integrationId ? { integrationId } : {}) });
-    const data: Array<Static<typeof ActivationView>> = rows;
-    ex.sendJson(200, { data });
+    const answer: Static<typeof ActivationListView> = { data: rows };
+    ex.sendJson(200, answer);
   });
 
   router.add('del', '/waas/activations', { ...opts, body: checkActivation }, async (ex) => {

@@ -9,7 +9,7 @@ import type { BlockLedger } from '../../routing/block-coverage.js';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed, maybe } from '../../schema/schema-kit.js';
 import { checkBody } from '../json-body.js';
-import type { IntegrationAcceptedView, IntegrationView, InvitationView, ReceivedIntegrationListView } from './waas-views.js';
+import type { IntegrationAcceptedView, IntegrationListView, IntegrationView, InvitationView, ReceivedIntegrationListView } from './waas-views.js';
 import { param, publicIdString, published, readBody, readQuery, writer, type WaasDeps } from './waas-context.js';
 
 const EMAIL = /^[^\s@<>",;]{1,64}@[^\s@<>",;]+\.[^\s@<>",;]+$/;
@@ -68,7 +68,8 @@ export function registerWaasIntegrations(router: Router, deps: WaasDeps): void {
     const ws = await deps.auth.waasWorkspace(caller, param(ex, 0), 'read');
     const [rows, ledger] = await Promise.all([deps.integrations.ofProducer(ws.id), deps.blocks.ledgerOfProducer(ws.id)]);
     const subscriptions = await deps.integrations.subscriptionsOf(rows.map((i) => i.id));
-    ex.sendJson(200, { data: rows.map((i) => integrationJson(i, subscriptions, ledger)) });
+    const answer: Static<typeof IntegrationListView> = { data: rows.map((i) => integrationJson(i, subscriptions, ledger)) };
+    ex.sendJson(200, answer);
   });
 
   // Extension: the receiving side's list, so a partner needs no ids to find its integrations.

@@ -8,7 +8,7 @@ import { compileBody } from '../../schema/body-validator.js';
 import { closed, maybe, withProblem } from '../../schema/schema-kit.js';
 import { checkBody } from '../json-body.js';
 import { slugify } from './package-slug.js';
-import type { PackageView } from './waas-views.js';
+import type { PackageListView, PackageView } from './waas-views.js';
 import { checkCatalogEntryRef, noContent, param, published, readBody, writer, type WaasDeps } from './waas-context.js';
 
 /**
@@ -57,7 +57,8 @@ export function registerWaasPackages(router: Router, deps: WaasDeps): void {
 
   router.add('get', base, opts, async (ex) => {
     const ws = await deps.auth.waasWorkspace(await deps.auth.authenticateCaller(ex), param(ex, 0), 'read');
-    ex.sendJson(200, { data: (await deps.packages.ofProducer(ws.id)).map(packageJson) });
+    const answer: Static<typeof PackageListView> = { data: (await deps.packages.ofProducer(ws.id)).map(packageJson) };
+    ex.sendJson(200, answer);
   });
 
   router.add('put', `${base}/:pkg`, { ...opts, body: checkPackage }, async (ex) => {

@@ -7,7 +7,7 @@ import type { Exchange } from '../../http/exchange.js';
 import { compileBody } from '../../schema/body-validator.js';
 import { closed, maybe, withProblem } from '../../schema/schema-kit.js';
 import { checkBody } from '../json-body.js';
-import type { CatalogEntryView, ProducerEnabledView, StreamAppliedView } from './waas-views.js';
+import type { CatalogEntryListView, CatalogEntryView, ProducerEnabledView, StreamAppliedView } from './waas-views.js';
 import { param, publicIdString, published, readBody, STREAM_NAME, writer, type WaasDeps } from './waas-context.js';
 
 /** No C0, DEL or C1 control character (one or more characters). */
@@ -79,7 +79,8 @@ export function registerWaasStreams(router: Router, deps: WaasDeps): void {
   router.add('get', '/waas/producer/:tenant/catalog', opts, async (ex) => {
     const ws = await catalogReader(deps, ex, param(ex, 0));
     const items = await deps.catalog.published(ws.id);
-    ex.sendJson(200, { data: items.map(catalogJson) });
+    const answer: Static<typeof CatalogEntryListView> = { data: items.map(catalogJson) };
+    ex.sendJson(200, answer);
   });
 }
 

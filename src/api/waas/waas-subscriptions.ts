@@ -6,7 +6,7 @@ import type { Router } from '../../http/router.js';
 import type { IntegrationRow, SubscriptionRow } from '../../storage/waas-integration-repo.js';
 import type { BlockLedger } from '../../routing/block-coverage.js';
 import { checkBody } from '../json-body.js';
-import type { SubscriptionView } from './waas-views.js';
+import type { SubscriptionListView, SubscriptionView } from './waas-views.js';
 import { checkCatalogEntryRef, noContent, param, published, readBody, writer, type WaasDeps } from './waas-context.js';
 
 /**
@@ -40,7 +40,8 @@ export function registerWaasSubscriptions(router: Router, deps: WaasDeps): void 
       deps.integrations.subscriptionsOf([integration.id]),
       deps.blocks.ledgerOfProducer(integration.producerWorkspaceId),
     ]);
-    ex.sendJson(200, { data: rows.map((s) => subscriptionJson(s, ledger)) });
+    const answer: Static<typeof SubscriptionListView> = { data: rows.map((s) => subscriptionJson(s, ledger)) };
+    ex.sendJson(200, answer);
   });
 
   router.add('del', `${base}/:subscription`, opts, async (ex) => {

@@ -167,3 +167,14 @@ export const DistributionSeriesView = Type.Object(
   },
   { title: 'DistributionSeries', additionalProperties: false },
 );
+
+/** `GET /waas/producer/{tenant}/catalog`. */
+export const CatalogEntryListView = dataOf(CatalogEntryView, 'CatalogEntryList');
+/** `GET /waas/producer/{tenant}/integrations`. */
+export const IntegrationListView = dataOf(IntegrationView, 'IntegrationList');
+/** `GET /waas/integrations/{integration}/subscriptions`. */
+export const SubscriptionListView = dataOf(SubscriptionView, 'SubscriptionList');
+/** `GET /waas/producer/{tenant}/activations`. */
+export const ActivationListView = dataOf(ActivationView, 'ActivationList');
+/** `GET /waas/producer/{tenant}/packages`. */
+export const PackageListView = dataOf(PackageView, 'PackageList');

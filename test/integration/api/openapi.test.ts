@@ -216,8 +216,12 @@ t.test('real answers match the schemas the document shows (every schema of an an
   t.equal(pkg.status, 201);
   check('Package', pkg.body);
   await waas.addToPackage(pkg.body.publicId, stream.publicId);
-  checkEach('Package', (await api.manage('GET', `${producer}/packages`)).body.data);
-  const catalog = (await api.manage('GET', `${producer}/catalog`)).body.data;
+  const packages = (await api.manage('GET', `${producer}/packages`)).body;
+  checkEach('Package', packages.data);
+  check('PackageList', packages);
+  const catalogList = (await api.manage('GET', `${producer}/catalog`)).body;
+  check('CatalogEntryList', catalogList);
+  const catalog = catalogList.data;
   t.same(catalog[0]?.packages, [pkg.body.publicId]);
   checkEach('CatalogEntry', catalog);
   const partner = await waas.newPartner('partner@example.com');
@@ -230,14 +234,20 @@ t.test('real answers match the schemas the document shows (every schema of an an
   const subscribed = await partner.api.manage('POST', `/waas/integrations/${partner.integrationPublicId}/subscriptions`, { catalogEntryPublicId: stream.publicId });
   t.equal(subscribed.status, 201);
   check('Subscription', subscribed.body);
-  checkEach('Subscription', (await partner.api.manage('GET', `/waas/integrations/${partner.integrationPublicId}/subscriptions`)).body.data);
-  const integrations = (await api.manage('GET', `${producer}/integrations`)).body.data;
+  const subscriptions = (await partner.api.manage('GET', `/waas/integrations/${partner.integrationPublicId}/subscriptions`)).body;
+  checkEach('Subscription', subscriptions.data);
+  check('SubscriptionList', subscriptions);
+  const integrationList = (await api.manage('GET', `${producer}/integrations`)).body;
+  check('IntegrationList', integrationList);
+  const integrations = integrationList.data;
   t.same(integrations.map((i: { status: string }) => i.status).sort(), ['Active', 'Pending']);
   checkEach('Integration', integrations);
   const activated = await api.manage('POST', '/waas/activations', { producerTenantPublicId: waas.tenant, groupKey: 'store-1', integrationPublicId: partner.integrationPublicId });
   t.equal(activated.status, 201);
   check('Activation', activated.body);
-  checkEach('Activation', (await api.manage('GET', `${producer}/activations`)).body.data);
+  const activations = (await api.manage('GET', `${producer}/activations`)).body;
+  checkEach('Activation', activations.data);
+  check('ActivationList', activations);
   // A stream block (pausing the partner's subscription) and a package block, read back.
   const blocks = `${producer}/integrations/${partner.integrationPublicId}/blocks`;
   t.equal((await api.manage('POST', `${blocks}/streams/${stream.publicId}`)).status, 204);

@@ -7,6 +7,7 @@ import { testDatabase } from '../../helpers/delivery.js';
 import { bootstrapDatabase, clientFor, startTestNode } from '../../helpers/nodes.js';
 import { startReceiver, type Received } from '../../helpers/receiver.js';
 import { KeyEncryption } from '../../../src/storage/key-encryption.js';
+import { verifyStandard } from '../../../src/verify/index.js';
 
 /**
  * ed25519 signing keys (issue 25): a `standard` queue's deliveries carry a
@@ -116,6 +117,10 @@ t.test('a standard queue with an HMAC and an ed25519 key: v1 and v1a on every at
     t.notOk(v1aVerifies(ed.body.publicKey, r, '{"type":"invoice.paid","amount":43}'), `attempt ${i + 1}: not for a tampered body`);
     const stale = { headers: { ...r.headers, 'webhook-timestamp': String(Number(r.headers['webhook-timestamp']) - 1) } };
     t.notOk(v1aVerifies(ed.body.publicKey, stale, r.body), `attempt ${i + 1}: not for another timestamp`);
+    // The receivers' verifier (streamgate/verify, Web Crypto) on the real delivery: v1a alone, v1 alone, and a tampered body.
+    t.match(await verifyStandard({ body: r.body, headers: r.headers, publicKeys: [ed.body.publicKey] }), { ok: true }, `attempt ${i + 1}: streamgate/verify accepts the v1a entry`);
+    t.match(await verifyStandard({ body: r.body, headers: r.headers, secrets: [hmac.body.standardSecret] }), { ok: true }, `attempt ${i + 1}: and the v1 entry`);
+    t.match(await verifyStandard({ body: '{"type":"invoice.paid","amount":43}', headers: r.headers, publicKeys: [ed.body.publicKey] }), { ok: false, reason: 'no_matching_signature' });
   }
 
   // At rest: the private key is encrypted. Decrypted with the deployment's key, it is the published key's pair…

@@ -42,22 +42,20 @@ export class RetentionRepo {
   constructor(private readonly sql: Sql) {}
 
   /**
-   * Runs `fn` if no other node is sweeping (a session advisory lock on a
-   * connection of its own, released after, or when the node dies); null otherwise.
+   * Runs `fn` if no other node is sweeping (a transaction-scoped advisory lock,
+   * held by one pooled connection for the sweep's duration and released when
+   * that transaction ends, or when the node dies); null otherwise. Not a
+   * session lock on a reserve()d connection: postgres.js 3.4.9 can throw an
+   * uncatchable TypeError from a reserved connection whose socket died
+   * (porsager/postgres#1208), which would take the node down in an outage.
    */
   async whileSweepLocked<T>(fn: () => Promise<T>): Promise<T | null> {
-    const conn = await this.sql.reserve();
-    try {
-      const [row] = await conn<{ ok: boolean }[]>`SELECT pg_try_advisory_lock(${SWEEP_LOCK}) AS ok`;
-      if (!row?.ok) return null;
-      try {
-        return await fn();
-      } finally {
-        await conn`SELECT pg_advisory_unlock(${SWEEP_LOCK})`;
-      }
-    } finally {
-      conn.release();
-    }
+    let result: T | null = null;
+    await this.sql.begin(async (tx) => {
+      const [row] = await tx<{ ok: boolean }[]>`SELECT pg_try_advisory_xact_lock(${SWEEP_LOCK}) AS ok`;
+      if (row?.ok) result = await fn();
+    });
+    return result;
   }
 
   partitions(table: PartitionedTable): Promise<PartitionRow[]> {

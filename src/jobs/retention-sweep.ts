@@ -91,7 +91,9 @@ export class RetentionSweep {
     const tick = () => {
       this.running ??= this.round().finally(() => (this.running = null));
     };
-    tick();
+    // The first round after one interval, not at start: the node made its partitions
+    // before it became ready (ensurePartitionsAtStart), and a start (often after an
+    // outage) is the worst moment to add a sweep to the pool's load.
     this.timer = setInterval(tick, this.options.sweepIntervalMs);
     this.timer.unref();
   }

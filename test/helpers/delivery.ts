@@ -7,6 +7,7 @@ import { TopologyRepo } from '../../src/storage/topology-repo.js';
 import type { QueueSettings } from '../../src/routing/queue-settings.js';
 import type { TargetSettings } from '../../src/routing/target-settings.js';
 import type { ApiClient } from './api-client.js';
+import { startReceiver, type Received } from './receiver.js';
 import { InvalidationBus } from '../../src/cache/invalidation-bus.js';
 import { backendConfig, testCache, testLogWriter, type Backends } from './backends.js';
 
@@ -108,4 +109,23 @@ export async function waitForEvent(api: ApiClient, eventId: string, predicate: (
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * Wires a `standard`-signed queue to a receiver that fails twice (503) then
+ * accepts, posts one event and waits for the three attempts: what the
+ * Standard Webhooks tests verify, attempt by attempt.
+ */
+export async function standardAttempts(t: Test, api: ApiClient, body = '{"type":"invoice.paid","amount":42}'): Promise<{ eventId: string; body: string; attempts: Received[]; receiver: Awaited<ReturnType<typeof startReceiver>> }> {
+  const receiver = await startReceiver(t);
+  let failures = 2;
+  receiver.responder = (_req, res) => {
+    res.statusCode = failures-- > 0 ? 503 : 200;
+    res.end();
+  };
+  await api.wire('std', 'std-target', `${receiver.url}/std`, { outboundSigning: 'standard' }, { retryPolicy: { scheduleSeconds: [1], horizonSeconds: 60 } });
+  const posted = await api.postEvent('std', body);
+  t.equal(posted.status, 202);
+  await receiver.waitFor((rs) => rs.length >= 3, 30_000, 'two failures and the success');
+  return { eventId: posted.body.eventId as string, body, attempts: receiver.requests.slice(0, 3), receiver };
 }

@@ -3,9 +3,9 @@ import t from 'tap';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { freshBackends } from '../../helpers/backends.js';
-import { testDatabase } from '../../helpers/delivery.js';
+import { standardAttempts, testDatabase } from '../../helpers/delivery.js';
 import { bootstrapDatabase, clientFor, startTestNode } from '../../helpers/nodes.js';
-import { startReceiver, type Received } from '../../helpers/receiver.js';
+import type { Received } from '../../helpers/receiver.js';
 import { KeyEncryption } from '../../../src/storage/key-encryption.js';
 import { verifyStandard } from '../../../src/verify/index.js';
 
@@ -97,19 +97,9 @@ t.test('a standard queue with an HMAC and an ed25519 key: v1 and v1a on every at
     'both listed, newest first, the public key of the ed25519 one',
   );
 
-  const receiver = await startReceiver(t);
-  let failures = 2;
-  receiver.responder = (_req, res) => {
-    res.statusCode = failures-- > 0 ? 503 : 200;
-    res.end();
-  };
-  await api.wire('std', 'std-target', `${receiver.url}/std`, { outboundSigning: 'standard' }, { retryPolicy: { scheduleSeconds: [1], horizonSeconds: 60 } });
-  const body = '{"type":"invoice.paid","amount":42}';
-  const posted = await api.postEvent('std', body);
-  t.equal(posted.status, 202);
-  await receiver.waitFor((rs) => rs.length >= 3, 30_000, 'two failures and the success');
-  for (const [i, r] of receiver.requests.slice(0, 3).entries()) {
-    t.equal(r.headers['webhook-id'], posted.body.eventId);
+  const { eventId, attempts, receiver } = await standardAttempts(t, api);
+  for (const [i, r] of attempts.entries()) {
+    t.equal(r.headers['webhook-id'], eventId);
     t.equal(entries(r, 'v1').length, 1, `attempt ${i + 1}: one v1 entry`);
     t.equal(entries(r, 'v1a').length, 1, `attempt ${i + 1}: one v1a entry`);
     t.same(libraries(hmac.body.standardSecret, r), [null, null], `attempt ${i + 1}: v1 verifies with standardwebhooks and svix`);

@@ -3,7 +3,8 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { freshBackends } from '../../helpers/backends.js';
 import { bootstrapDatabase, clientFor, startTestNode } from '../../helpers/nodes.js';
-import { startReceiver, type Received } from '../../helpers/receiver.js';
+import { standardAttempts } from '../../helpers/delivery.js';
+import type { Received } from '../../helpers/receiver.js';
 
 /**
  * A queue with outboundSigning `standard`: deliveries carry webhook-id,
@@ -39,20 +40,9 @@ t.test('deliveries of a standard queue verify with standardwebhooks and svix, on
   const first = await api.manage('POST', api.tenantPath('/signing-keys'));
   t.equal(first.status, 201);
   t.match(first.body.standardSecret, /^whsec_[A-Za-z0-9+/]+=*$/, 'standardSecret: whsec_ and standard base64');
-  const receiver = await startReceiver(t);
-  let failures = 2;
-  receiver.responder = (_req, res) => {
-    res.statusCode = failures-- > 0 ? 503 : 200;
-    res.end();
-  };
-  await api.wire('std', 'std-target', `${receiver.url}/std`, { outboundSigning: 'standard' }, { retryPolicy: { scheduleSeconds: [1], horizonSeconds: 60 } });
-  const body = '{"type":"invoice.paid","amount":42}';
-  const posted = await api.postEvent('std', body);
-  t.equal(posted.status, 202);
-  await receiver.waitFor((rs) => rs.length >= 3, 30_000, 'two failures and the success');
-  const attempts = receiver.requests.slice(0, 3);
+  const { eventId, body, attempts, receiver } = await standardAttempts(t, api);
   for (const [i, r] of attempts.entries()) {
-    t.equal(r.headers['webhook-id'], posted.body.eventId, `attempt ${i + 1}: webhook-id is the event id`);
+    t.equal(r.headers['webhook-id'], eventId, `attempt ${i + 1}: webhook-id is the event id`);
     t.equal(r.body.toString(), body, 'the body byte for byte');
     t.same(verdicts(first.body.standardSecret, r.body, headersOf(r)), [null, null], `attempt ${i + 1} verifies with both libraries`);
     t.notOk(r.headers['x-service-signature'], 'no X-Service signature headers on a standard queue');

@@ -19,6 +19,8 @@ import { applyDeploy } from './deploy/apply-deploy.js';
 import { DeployFileError, readDeployFile } from './deploy/deploy-file.js';
 import { TopologyRepo } from './storage/topology-repo.js';
 import { KeyRepo } from './storage/key-repo.js';
+import { SigningKeyRepo } from './storage/signing-key-repo.js';
+import { KeyEncryption } from './storage/key-encryption.js';
 import { RedisCacheStore } from './cache/redis-cache-store.js';
 import { InvalidationBus } from './cache/invalidation-bus.js';
 import { MEMBER_ROLES, MembershipRepo, type MemberRole } from './storage/membership-repo.js';
@@ -36,6 +38,7 @@ const USAGE = `usage:
   streamgate admin revoke KEY_ID
   streamgate admin grant --tenant ten_... --subject SUB --role Owner|Admin|Member
   streamgate admin console-link --tenant ten_... --role Owner|Admin|Member
+  streamgate admin reencrypt-signing-keys
   streamgate --version
   streamgate --help`;
 
@@ -69,6 +72,7 @@ async function main(argv: string[]): Promise<number> {
       if (rest[0] === 'revoke') return runRevoke(rest.slice(1));
       if (rest[0] === 'grant') return runGrant(rest.slice(1));
       if (rest[0] === 'console-link') return runConsoleLink(rest.slice(1));
+      if (rest[0] === 'reencrypt-signing-keys' && rest.length === 1) return runReencryptSigningKeys();
       break;
   }
   process.stderr.write(`${USAGE}\n`);
@@ -229,6 +233,27 @@ async function runRevoke(args: string[]): Promise<number> {
   }
   process.stdout.write(`${keyId} ${outcome}\n`);
   return 0;
+}
+
+/**
+ * `streamgate admin reencrypt-signing-keys`: after a rotation of
+ * signing.keyEncryptionKey, rewrites the ed25519 private keys still encrypted
+ * under one of signing.previousKeyEncryptionKeys under the current key.
+ * Idempotent; safe while nodes run (each row is a compare-and-set). Exit 1 when
+ * a key decrypts with none of the configured keys (it is named, not changed).
+ */
+async function runReencryptSigningKeys(): Promise<number> {
+  const config = loadConfig();
+  const encryption = KeyEncryption.fromSetting(config.signing.keyEncryptionKey, config.signing.previousKeyEncryptionKeys);
+  if (!encryption) {
+    process.stderr.write('signing.keyEncryptionKey is not set (env STREAMGATE_KEY_ENCRYPTION_KEY): nothing to re-encrypt under\n');
+    return 2;
+  }
+  const result = await withDatabase((sql) => new SigningKeyRepo(sql).reencryptEd25519(encryption));
+  process.stdout.write(`ed25519 signing keys: ${result.rewritten} re-encrypted under the current key, ${result.current} already under it\n`);
+  if (result.undecryptable.length === 0) return 0;
+  process.stderr.write(`${result.undecryptable.length} decrypt with none of the configured keys (left as they are): ${result.undecryptable.join(', ')}\n`);
+  return 1;
 }
 
 async function runMigrate(): Promise<number> {

@@ -71,7 +71,7 @@ export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle>
     signingKeys: new SigningKeyRepo(ctx.sql),
     bus: ctx.bus,
     maxBodyBytes: ctx.config.server.maxManagementBodyBytes,
-    keyEncryption: KeyEncryption.fromSetting(ctx.config.signing.keyEncryptionKey),
+    keyEncryption: KeyEncryption.fromSetting(ctx.config.signing.keyEncryptionKey, ctx.config.signing.previousKeyEncryptionKeys),
   });
   registerEventsApi(ctx, auth);
   // The console's lists and bulk redelivery (issue 14).

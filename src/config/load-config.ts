@@ -78,6 +78,7 @@ function fromEnv(env: Env): Plain {
   if (env.STREAMGATE_METRICS_PORT !== undefined && env.STREAMGATE_METRICS_PORT !== '') set('server.metricsPort', integer(env.STREAMGATE_METRICS_PORT));
   if (env.STREAMGATE_THREADS !== undefined && env.STREAMGATE_THREADS !== '') set('server.threads', integer(env.STREAMGATE_THREADS));
   if (env.STREAMGATE_KEY_ENCRYPTION_KEY !== undefined) set('signing.keyEncryptionKey', env.STREAMGATE_KEY_ENCRYPTION_KEY);
+  if (env.STREAMGATE_PREVIOUS_KEY_ENCRYPTION_KEYS !== undefined) set('signing.previousKeyEncryptionKeys', list(env.STREAMGATE_PREVIOUS_KEY_ENCRYPTION_KEYS));
   if (env.STREAMGATE_METRICS_TOKEN !== undefined) set('metrics.token', env.STREAMGATE_METRICS_TOKEN);
   if (env.STREAMGATE_KAFKA_TOPIC) set('kafka.topic', env.STREAMGATE_KAFKA_TOPIC);
   if (env.STREAMGATE_KAFKA_GROUP) set('kafka.groupId', env.STREAMGATE_KAFKA_GROUP);

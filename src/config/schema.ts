@@ -192,6 +192,8 @@ export const schema = closed({
   signing: closed({
     // A secret: encrypts ed25519 private keys at rest (AES-256-GCM). '' = no ed25519 keys (creating one answers 409).
     keyEncryptionKey: text(/^$|^\s*(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)\s*$/, 'must be 32 bytes as 64 hex digits or standard base64 (44 characters, e.g. `openssl rand -base64 32`), or "" for none'),
+    // Secrets: keys of before a rotation; they only decrypt (until `streamgate admin reencrypt-signing-keys` has run).
+    previousKeyEncryptionKeys: list(text(/^\s*(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)\s*$/, 'must be 32 bytes as 64 hex digits or standard base64 (44 characters)')),
   }),
   waas: closed({ metricsFlushMs: int(10, 60_000), gateViewTtlSeconds: int(1, 7 * 86_400) }),
   /** The web console (src/api/console/, docs/console.md). */

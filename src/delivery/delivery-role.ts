@@ -32,7 +32,7 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
     new QueueLookupRepo(sql),
     new SigningKeyRepo(sql),
     config.ingress.cacheTtlMs,
-    KeyEncryption.fromSetting(config.signing.keyEncryptionKey),
+    KeyEncryption.fromSetting(config.signing.keyEncryptionKey, config.signing.previousKeyEncryptionKeys),
     log,
   );
   ctx.bus.onInvalidate(() => plans.invalidate());

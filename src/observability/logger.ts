@@ -21,6 +21,7 @@ export function createLogger(level: string, name = 'streamgate', destination?: p
         'sasl.password', '*.sasl.password', 'kafka.sasl.password', '*.kafka.sasl.password', '*.*.kafka.sasl.password',
         // The key encryption key of ed25519 signing keys, likewise; and webhook signatures a caller may log.
         'keyEncryptionKey', '*.keyEncryptionKey', 'signing.keyEncryptionKey', '*.signing.keyEncryptionKey', '*.*.signing.keyEncryptionKey',
+        'previousKeyEncryptionKeys', '*.previousKeyEncryptionKeys', 'signing.previousKeyEncryptionKeys', '*.signing.previousKeyEncryptionKeys', '*.*.signing.previousKeyEncryptionKeys',
         'headers["webhook-signature"]', 'privateKey', '*.privateKey',
       ],
       censor: '[redacted]',

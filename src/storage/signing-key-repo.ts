@@ -91,6 +91,37 @@ export class SigningKeyRepo {
       ORDER BY created_at DESC, id DESC`;
   }
 
+  /**
+   * Rewrites every stored ed25519 private key (revoked ones too) that is
+   * encrypted under a previous key encryption key, under the current one (key
+   * rotation, docs/operations.md#signing-key-encryption). Keys that decrypt with
+   * none of the configured keys are counted and left as they are.
+   */
+  async reencryptEd25519(encryption: KeyEncryption): Promise<{ rewritten: number; current: number; undecryptable: string[] }> {
+    const rows = await this.sql<{ keyId: string; stored: string }[]>`
+      SELECT key_id AS "keyId", private_key_encrypted AS stored FROM signing_keys
+      WHERE algorithm = 'ed25519' AND private_key_encrypted IS NOT NULL ORDER BY id`;
+    const result = { rewritten: 0, current: 0, undecryptable: [] as string[] };
+    for (const row of rows) {
+      let next: string | null;
+      try {
+        next = encryption.reencrypt(row.stored, row.keyId);
+      } catch {
+        result.undecryptable.push(row.keyId);
+        continue;
+      }
+      if (next === null) {
+        result.current++;
+        continue;
+      }
+      // Compare-and-set: a concurrent run rewrote it already, or it changed meanwhile.
+      const done = await this.sql`UPDATE signing_keys SET private_key_encrypted = ${next} WHERE key_id = ${row.keyId} AND private_key_encrypted = ${row.stored}`;
+      if (done.count === 1) result.rewritten++;
+      else result.current++;
+    }
+    return result;
+  }
+
   /** Every active key of a workspace, newest first, as listed (no secret, no private key). */
   async listActive(workspaceId: string): Promise<SigningKeyListed[]> {
     return this.sql<SigningKeyListed[]>`

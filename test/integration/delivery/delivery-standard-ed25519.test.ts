@@ -1,8 +1,10 @@
 import { createPrivateKey, createPublicKey, randomBytes, verify } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
-import { freshBackends } from '../../helpers/backends.js';
+import { backendEnv, freshBackends } from '../../helpers/backends.js';
 import { standardAttempts, testDatabase } from '../../helpers/delivery.js';
 import { bootstrapDatabase, clientFor, startTestNode } from '../../helpers/nodes.js';
 import type { Received } from '../../helpers/receiver.js';
@@ -150,4 +152,40 @@ t.test('without signing.keyEncryptionKey, ed25519 keys are refused with 409 and 
   const made = await other.manage('POST', other.tenantPath('/signing-keys'), {});
   t.equal(made.status, 201);
   t.equal(made.body.algorithm, 'hmac-sha256');
+});
+
+const CLI = fileURLToPath(new URL('../../../dist/cli.js', import.meta.url));
+
+t.test('rotating the key encryption key: `streamgate admin reencrypt-signing-keys` moves stored keys to the new one', async (t) => {
+  const made = await manage('POST', api.tenantPath('/signing-keys'), { algorithm: 'ed25519' });
+  t.equal(made.status, 201);
+  const keyId = made.body.keyId as string;
+  const stored = async () => (await sql<{ stored: string }[]>`SELECT private_key_encrypted AS stored FROM signing_keys WHERE key_id = ${keyId}`)[0]!.stored;
+  const before = await stored();
+  const NEW_KEK = randomBytes(32).toString('hex');
+  const cli = (env: Record<string, string>) =>
+    new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [CLI, 'admin', 'reencrypt-signing-keys'], { env: { ...process.env, ...backendEnv(backends, 0), LOG_LEVEL: 'warn', ...env } }, (err, stdout, stderr) =>
+        resolve({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+
+  const wrong = await cli({ STREAMGATE_KEY_ENCRYPTION_KEY: NEW_KEK });
+  t.equal(wrong.status, 1, 'the old key not given as previous: exit 1');
+  t.match(wrong.stderr, new RegExp(`decrypt with none of the configured keys.*${keyId}`), 'naming the key it cannot read');
+  t.equal(await stored(), before, 'and changing nothing');
+
+  const rotated = await cli({ STREAMGATE_KEY_ENCRYPTION_KEY: NEW_KEK, STREAMGATE_PREVIOUS_KEY_ENCRYPTION_KEYS: KEK });
+  t.equal(rotated.status, 0, rotated.stderr);
+  t.match(rotated.stdout, /[1-9]\d* re-encrypted under the current key/);
+  t.notOk(`${rotated.stdout}${rotated.stderr}`.includes(NEW_KEK) || `${rotated.stdout}${rotated.stderr}`.includes(KEK), 'no key printed');
+  const after = await stored();
+  t.not(after, before, 'the stored ciphertext changed');
+  const pkcs8 = KeyEncryption.fromSetting(NEW_KEK)!.decrypt(after, keyId);
+  const privateKey = createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' });
+  t.equal(`whpk_${Buffer.from(createPublicKey(privateKey).export({ format: 'jwk' }).x!, 'base64url').toString('base64')}`, made.body.publicKey, 'the new key alone opens it: the same key pair');
+
+  const again = await cli({ STREAMGATE_KEY_ENCRYPTION_KEY: NEW_KEK, STREAMGATE_PREVIOUS_KEY_ENCRYPTION_KEYS: KEK });
+  t.equal(again.status, 0);
+  t.match(again.stdout, /^ed25519 signing keys: 0 re-encrypted under the current key, [1-9]\d* already under it/, 'idempotent');
 });

@@ -46,3 +46,24 @@ t.test('the key is never printed', async (t) => {
   t.notOk(JSON.stringify({ enc }).includes(hexKey), 'JSON');
   t.notOk(inspect(enc, { showHidden: true }).includes(Buffer.from(hexKey, 'hex').toString('base64')), 'inspect, hidden fields too');
 });
+
+t.test('rotation: previous keys decrypt, the current one encrypts; reencrypt moves a stored key to the current one', async (t) => {
+  const oldKey = randomBytes(32).toString('hex');
+  const newKey = randomBytes(32).toString('base64');
+  const before = KeyEncryption.fromSetting(oldKey)!;
+  const stored = before.encrypt(Buffer.from('private key bytes'), 'sig_1');
+
+  const rotated = KeyEncryption.fromSetting(newKey, [oldKey])!;
+  t.equal(rotated.decrypt(stored, 'sig_1').toString(), 'private key bytes', 'a key stored before the rotation still decrypts');
+  t.equal(rotated.open(stored, 'sig_1').current, false, 'and is known to be under a previous key');
+  const fresh = rotated.encrypt(Buffer.from('new'), 'sig_2');
+  t.throws(() => before.decrypt(fresh, 'sig_2'), /does not decrypt/, 'new keys are encrypted under the new key only');
+
+  const moved = rotated.reencrypt(stored, 'sig_1')!;
+  t.type(moved, 'string');
+  t.equal(KeyEncryption.fromSetting(newKey)!.decrypt(moved, 'sig_1').toString(), 'private key bytes', 'after reencrypt the new key alone decrypts it');
+  t.equal(rotated.reencrypt(moved, 'sig_1'), null, 'already under the current key: nothing to do');
+  t.throws(() => rotated.reencrypt(stored, 'sig_9'), /does not decrypt/, 'another row\'s AAD still fails');
+  t.throws(() => KeyEncryption.fromSetting(newKey, ['short']), /32 bytes/, 'a malformed previous key');
+  t.throws(() => KeyEncryption.fromSetting('', [oldKey]), /needs signing.keyEncryptionKey/, 'previous keys without a current one');
+});

@@ -64,20 +64,31 @@ export async function applyDeploy(file: DeployFile, fetchImpl: typeof fetch = fe
     const list = await call('GET', `${tenant}/signing-keys`);
     if (list.status >= 400) record('signingKeys', list);
     else {
-      // signingKeys.minimum counts HMAC keys (what signed-request ingress and `hmac` queues need); ed25519 keys are not counted.
       const listed = (list.body as { data?: Array<{ algorithm?: string }> })?.data;
-      const have = Array.isArray(listed) ? listed.filter((k) => (k.algorithm ?? 'hmac-sha256') === 'hmac-sha256').length : 0;
-      for (let i = have; i < file.signingKeys.minimum; i++) {
-        const made = await call('POST', `${tenant}/signing-keys`, {});
-        if (made.status >= 400) {
-          record('signingKeys', made);
-          break;
+      const have = (algorithm: string) => (Array.isArray(listed) ? listed.filter((k) => (k.algorithm ?? 'hmac-sha256') === algorithm).length : 0);
+      // signingKeys.minimum counts HMAC keys (what signed-request ingress, `hmac` queues and v1 entries need);
+      // signingKeys.ed25519 counts ed25519 keys (the v1a entries of `standard` queues).
+      const wanted = [
+        { algorithm: 'hmac-sha256', want: file.signingKeys.minimum, body: {} },
+        { algorithm: 'ed25519', want: file.signingKeys.ed25519, body: { algorithm: 'ed25519' } },
+      ];
+      let changed = false;
+      for (const { algorithm, want, body } of wanted) {
+        for (let i = have(algorithm); i < want; i++) {
+          const made = await call('POST', `${tenant}/signing-keys`, body);
+          if (made.status >= 400) {
+            record('signingKeys', made);
+            break;
+          }
+          changed = true;
+          // An HMAC secret exists nowhere else readable by the operator: show it this once.
+          // An ed25519 key's public half is what receivers need; its private half is never shown.
+          const key = made.body as { keyId?: string; secret?: string; publicKey?: string };
+          const detail = key.publicKey ? `public key ${key.publicKey}` : `secret ${key.secret} (shown once)`;
+          lines.push({ object: `signingKeys.${key.keyId}`, change: 'created', detail });
         }
-        // The secret exists nowhere else readable by the operator: show it this once.
-        const key = made.body as { keyId?: string; secret?: string };
-        lines.push({ object: `signingKeys.${key.keyId}`, change: 'created', detail: `secret ${key.secret} (shown once)` });
       }
-      if (have >= file.signingKeys.minimum) lines.push({ object: 'signingKeys', change: 'unchanged' });
+      if (!changed && !lines.some((l) => l.object === 'signingKeys' && l.change === 'failed')) lines.push({ object: 'signingKeys', change: 'unchanged' });
     }
   }
   return lines;

@@ -13,7 +13,7 @@ import { parse } from 'yaml';
  *   queues:   { orders: { groupKeyRequired: true } }
  *   targets:  { mine: { url: http://…, staticHeaders: { X-Team: a } } }
  *   routes:   [ { queue: orders, target: mine } ]
- *   signingKeys: { minimum: 1 }
+ *   signingKeys: { minimum: 1, ed25519: 1 }
  *   streams:  [ { name: orders, description: …, eventTypes: [order.created], isPublic: true } ]
  */
 export interface DeployFile {
@@ -24,7 +24,8 @@ export interface DeployFile {
   queues: Record<string, Record<string, unknown>>;
   targets: Record<string, Record<string, unknown>>;
   routes: Array<{ queue: string; target: string }>;
-  signingKeys: { minimum: number } | null;
+  /** At least `minimum` active HMAC keys and `ed25519` active ed25519 keys (v1a entries of standard queues). */
+  signingKeys: { minimum: number; ed25519: number } | null;
   streams: Array<Record<string, unknown>>;
 }
 
@@ -101,9 +102,17 @@ export function readDeployFile(path: string, env: Record<string, string | undefi
     });
   }
   if (d.signingKeys !== undefined) {
-    const min = (d.signingKeys as Record<string, unknown> | null)?.minimum;
-    if (!Number.isInteger(min) || (min as number) < 0) problems.push('signingKeys.minimum: must be a whole number');
-    else file.signingKeys = { minimum: min as number };
+    const keys = (d.signingKeys ?? {}) as Record<string, unknown>;
+    const count = (name: string, value: unknown): number | null => {
+      if (value === undefined) return 0;
+      if (Number.isInteger(value) && (value as number) >= 0) return value as number;
+      problems.push(`signingKeys.${name}: must be a whole number`);
+      return null;
+    };
+    for (const name of Object.keys(keys)) if (name !== 'minimum' && name !== 'ed25519') problems.push(`signingKeys.${name}: unknown setting (minimum, ed25519)`);
+    const minimum = count('minimum', keys.minimum);
+    const ed25519 = count('ed25519', keys.ed25519);
+    if (minimum !== null && ed25519 !== null) file.signingKeys = { minimum, ed25519 };
   }
   const streams = d.streams ?? [];
   if (!Array.isArray(streams)) problems.push('streams: must be a list');

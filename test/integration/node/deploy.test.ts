@@ -104,3 +104,39 @@ t.test("the README's example deploy file applies and converges", async (t) => {
   const second = await deploy(text);
   t.match(second.out, /0 created, 0 changed, \d+ unchanged, 0 failed/);
 });
+
+t.test('issue 25 settings: standard signing, a GitHub source, ed25519 keys (public key shown, never a private one)', async (t) => {
+  const { randomBytes } = await import('node:crypto');
+  const withKek = await startTestNode(t, backends, { roles: ['management'], signing: { keyEncryptionKey: randomBytes(32).toString('hex') } });
+  const doc = `
+queues:
+  hooks: { outboundSigning: standard, authMode: github, sourceSecret: "\${GH_SECRET}" }
+signingKeys: { minimum: 1, ed25519: 1 }
+`;
+  const kekEnv = { ...env, STREAMGATE_URL: `http://127.0.0.1:${withKek.port}`, GH_SECRET: 'a-github-webhook-secret' };
+  const file = join(dir, 'standard.yaml');
+  writeFileSync(file, doc);
+  const first = await run(process.execPath, [CLI, 'deploy', file], { env: kekEnv });
+  t.match(first.stdout, /created\s+queues\.hooks/);
+  t.match(first.stdout, /created\s+signingKeys\.sig_\S+\s+public key whpk_[A-Za-z0-9+/]{43}=/, 'the ed25519 key is made, its public key shown');
+  t.notOk(/created\s+signingKeys\.\S+\s+secret/.test(first.stdout), 'no HMAC key made: the first test left one');
+  t.notOk(first.stdout.includes('a-github-webhook-secret'), 'the source secret is not echoed');
+  t.match(first.stdout, /0 failed/);
+  const again = await run(process.execPath, [CLI, 'deploy', file], { env: kekEnv });
+  t.match(again.stdout, /0 created, 0 changed, 2 unchanged, 0 failed/, 'converged');
+  const queue = await api.manage('GET', api.tenantPath('/queues/hooks'));
+  t.equal(queue.body.outboundSigning, 'standard');
+  t.equal(queue.body.authMode, 'github');
+  const keys = await api.manage('GET', api.tenantPath('/signing-keys'));
+  t.same(keys.body.data.map((k: { algorithm: string }) => k.algorithm).sort(), ['ed25519', 'hmac-sha256']);
+
+  // A node without signing.keyEncryptionKey cannot make one: the file's line says why.
+  writeFileSync(file, 'signingKeys: { ed25519: 2 }\n');
+  const refused = await deploy('signingKeys: { ed25519: 2 }\n');
+  t.equal(refused.code, 1);
+  t.match(refused.out, /failed\s+signingKeys\s+.*keyEncryptionKey/);
+  const bad = await deploy('signingKeys: { ed25519: -1, rsa: 1 }\n');
+  t.equal(bad.code, 2);
+  t.match(bad.err, /signingKeys\.ed25519: must be a whole number/);
+  t.match(bad.err, /signingKeys\.rsa: unknown setting/);
+});

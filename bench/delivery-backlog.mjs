@@ -15,6 +15,15 @@
  * closes the run: events/s, requests open at once at the receiver (flow
  * control's ceiling at work, docs/flow-control.md) and peak RSS.
  *
+ * --signing (BENCH_SIGNING, "hmac") runs one phase per outbound signing mode
+ * of the queue (and per delay): none, hmac (X-Service-Signature), standard
+ * (Standard Webhooks, one HMAC key: a v1 entry), standard-ed25519 (one HMAC and
+ * one ed25519 key: v1 and v1a entries); --rounds (1) repeats them, in a rotated
+ * order each round, so modes compared share the same minutes of the box. The
+ * summary gives each phase's streamgate CPU µs per delivered event (process
+ * CPU seconds from the node's first second to the end of the drain, all
+ * threads) and, per signing mode, the median over rounds.
+ *
  * Options (argv or env): --events (BENCH_EVENTS, 200000), --keys (1000),
  * --delays (BENCH_RECEIVER_DELAYS, "0,50,200"; --delay or
  * BENCH_RECEIVER_DELAY_MS for one), --observe (seconds to watch each phase at
@@ -38,13 +47,13 @@ import { createBenchDatabase, dropBenchDatabase } from './lib/bench-db.mjs';
 import { kafkaAdmin } from './lib/kafka-admin.mjs';
 import { bootstrapTenant, clusterEnv, configureRoute, startStreamgate } from './lib/streamgate.mjs';
 import { startReceiver } from './lib/receiver-client.mjs';
-import { findPid, startCpuMeter } from './lib/cpu.mjs';
+import { cpuSeconds, findPid, startCpuMeter } from './lib/cpu.mjs';
 
 const { encodeEvent } = await import(new URL('../dist/event-log/event-record.js', import.meta.url).href);
 const say = (msg) => process.stderr.write(`[backlog] ${msg}\n`);
 const RESULTS = fileURLToPath(new URL('./results/results-backlog.md', import.meta.url));
 
-const { values } = parseArgs({ options: { events: { type: 'string' }, keys: { type: 'string' }, delay: { type: 'string' }, delays: { type: 'string' }, observe: { type: 'string' }, body: { type: 'string' } } });
+const { values } = parseArgs({ options: { events: { type: 'string' }, keys: { type: 'string' }, delay: { type: 'string' }, delays: { type: 'string' }, observe: { type: 'string' }, body: { type: 'string' }, signing: { type: 'string' }, rounds: { type: 'string' } } });
 const opt = (name, env, def) => Number(values[name] ?? process.env[env] ?? def);
 const EVENTS = opt('events', 'BENCH_EVENTS', 200_000);
 const KEYS = opt('keys', 'BENCH_KEYS', 1000);
@@ -53,6 +62,9 @@ const DELAYS = (ONE_DELAY !== undefined ? String(ONE_DELAY) : values.delays ?? p
 const OBSERVE_S = opt('observe', 'BENCH_OBSERVE', 120);
 const BODY = opt('body', 'BENCH_BODY_BYTES', 1024);
 const PROFILE = process.env.BENCH_PROFILE === '1';
+const SIGNINGS = (values.signing ?? process.env.BENCH_SIGNING ?? 'hmac').split(',');
+const ROUNDS = opt('rounds', 'BENCH_ROUNDS', 1);
+for (const mode of SIGNINGS) if (!['none', 'hmac', 'standard', 'standard-ed25519'].includes(mode)) throw new Error(`--signing: unknown mode ${mode}`);
 
 const cleanups = [];
 async function cleanup() {
@@ -72,19 +84,29 @@ function rssMb(pid) {
 
 async function main() {
   const phases = [];
-  for (const delay of DELAYS) {
-    phases.push(await phase(delay));
-    // Each phase drops its database and topic: the next starts from empty ones. (Its
-    // children are stopped already; stopAll() would refuse any new child after it.)
-    for (const step of cleanups.splice(0).reverse()) await step().catch((err) => say(`cleanup: ${err.message}`));
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = SIGNINGS.map((_, i) => SIGNINGS[(i + round) % SIGNINGS.length]);
+    for (const signing of order) {
+      for (const delay of DELAYS) {
+        phases.push({ round: round + 1, ...(await phase(delay, signing)) });
+        // Each phase drops its database and topic: the next starts from empty ones. (Its
+        // children are stopped already; stopAll() would refuse any new child after it.)
+        for (const step of cleanups.splice(0).reverse()) await step().catch((err) => say(`cleanup: ${err.message}`));
+      }
+    }
   }
+  const bySigning = SIGNINGS.map((mode) => {
+    const us = phases.filter((p) => p.signing === mode && typeof p.usPerEvent === 'number').map((p) => p.usPerEvent);
+    return `| ${mode} | ${us.map((x) => x.toFixed(1)).join(' / ')} | ${us.length ? median(us).toFixed(1) : '–'} |`;
+  });
   const table = [
     `### Summary ${new Date().toISOString()}: ${EVENTS} events, ${KEYS} keys, body ${BODY} B, load average before the run ${LOAD_BEFORE}`,
     '',
-    '| receiver delay | delivered | events/s (first → last) | median of 0.5 s windows | most requests open at once (receiver) | peak RSS | streamgate CPU |',
-    '|---|---|---|---|---|---|---|',
-    ...phases.map((p) => `| ${p.delay} ms | ${p.delivered} of ${p.total}${p.delivered < p.total ? ' (observation ended)' : ''} | ${p.rate} | ${p.steady} | ${p.maxOpen} | ${p.peakRss} MB | ${p.cpu} % |`),
+    '| round | signing | receiver delay | delivered | events/s (first → last) | median of 0.5 s windows | most requests open at once (receiver) | peak RSS | streamgate CPU | CPU µs per delivered event |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...phases.map((p) => `| ${p.round} | ${p.signing} | ${p.delay} ms | ${p.delivered} of ${p.total}${p.delivered < p.total ? ' (observation ended)' : ''} | ${p.rate} | ${p.steady} | ${p.maxOpen} | ${p.peakRss} MB | ${p.cpu} % | ${typeof p.usPerEvent === 'number' ? p.usPerEvent.toFixed(1) : '–'} |`),
     '',
+    ...(SIGNINGS.length > 1 || ROUNDS > 1 ? ['| signing | CPU µs per delivered event, per round | median |', '|---|---|---|', ...bySigning, ''] : []),
   ].join('\n');
   process.stdout.write(`\n${table}\n`);
   await appendFile(RESULTS, `${table}\n`);
@@ -92,7 +114,7 @@ async function main() {
 
 const LOAD_BEFORE = loadavg().map((x) => x.toFixed(2)).join(' ');
 
-async function phase(DELAY) {
+async function phase(DELAY, SIGNING) {
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const workDir = await mkdtemp(join(tmpdir(), 'sg-backlog-'));
   const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
@@ -104,7 +126,11 @@ async function phase(DELAY) {
   cleanups.push(async () => void (await admin.cleanup(topic, [group])));
   const configFile = join(workDir, 'streamgate.yaml');
   await writeFile(configFile, `redis:\n  keyPrefix: "sgbacklog-${runId}:"\n`);
-  const env = clusterEnv({ databaseUrl: db.url, brokers, topic, group, configFile, extra: { STREAMGATE_ALLOW_NETWORKS: '127.0.0.0/8' } });
+  // A fresh key encryption key per phase: the ed25519 signing key's private half is stored encrypted.
+  const env = clusterEnv({
+    databaseUrl: db.url, brokers, topic, group, configFile,
+    extra: { STREAMGATE_ALLOW_NETWORKS: '127.0.0.0/8', STREAMGATE_KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex') },
+  });
   const creds = await bootstrapTenant(env);
   process.env.BENCH_RECEIVER_DELAY_MS = String(DELAY);
   const receiver = await startReceiver({ bodyBytes: BODY });
@@ -112,6 +138,7 @@ async function phase(DELAY) {
   say('configuring (management-only node; it also creates the topic)');
   const mgmt = await startStreamgate({ name: 'management', env, port: await freePort(), roles: ['management'], logFile: join(workDir, 'management.log') });
   await configureRoute({ base: mgmt.base, creds, queue: 'backlog', target: 'backlog-receiver', targetUrl: receiver.url });
+  await configureSigning(mgmt.base, creds, SIGNING);
   await stopChild(mgmt.child);
 
   const sql = postgres(db.url, { max: 1, onnotice: () => {} });
@@ -140,7 +167,7 @@ async function phase(DELAY) {
   }
   await producer.close();
   const total = await admin.countEvents(topic);
-  say(`${total} events in ${topic}; receiver delay ${DELAY} ms`);
+  say(`${total} events in ${topic}; receiver delay ${DELAY} ms; signing ${SIGNING}`);
 
   const started = performance.now();
   // BENCH_PROFILE=1: --cpu-prof into the run's work dir (summarise with bench/lib/profile-summary.mjs);
@@ -151,6 +178,8 @@ async function phase(DELAY) {
   await sleep(1_000); // let the node open its database connections
   const pgPids = Object.fromEntries(postgresBackends(db.name).map((pid, i) => [`pg${i}`, pid]));
   const meter = startCpuMeter({ streamgate: node.child.pid, receiver: receiver.child.pid, kafka: findPid('kafka.Kafka'), ...pgPids });
+  const cpuBefore = cpuSeconds(node.child.pid);
+  const deliveredBefore = (await receiver.stats()).unique;
   const samples = [];
   let stats = await receiver.stats();
   while (stats.unique < total && (performance.now() - started) / 1000 < OBSERVE_S) {
@@ -160,6 +189,8 @@ async function phase(DELAY) {
     if (samples.length % 20 === 0) say(`${samples.at(-1).t.toFixed(0)} s: ${stats.unique}/${total} delivered, RSS ${samples.at(-1).rss} MB`);
   }
   const measured = meter();
+  const cpuAfter = cpuSeconds(node.child.pid);
+  const usPerEvent = cpuBefore !== null && cpuAfter !== null && stats.unique > deliveredBefore ? ((cpuAfter - cpuBefore) * 1e6) / (stats.unique - deliveredBefore) : null;
   // Postgres serves each connection from its own process: add them up.
   const cpu = Object.fromEntries(Object.entries(measured).filter(([k]) => !k.startsWith('pg')));
   cpu.postgres = Object.entries(measured).filter(([k]) => k.startsWith('pg')).reduce((n, [, v]) => n + (v ?? 0), 0);
@@ -171,7 +202,7 @@ async function phase(DELAY) {
   const rss = samples.map((s) => s.rss).filter((x) => x !== null);
   await stopChild(node.child, 30_000);
   const report = [
-    `## ${new Date().toISOString()}: ${total} events backlog, receiver delay ${DELAY} ms, ${KEYS} keys, body ${BODY} B`,
+    `## ${new Date().toISOString()}: ${total} events backlog, receiver delay ${DELAY} ms, signing ${SIGNING}, ${KEYS} keys, body ${BODY} B`,
     '',
     `- node ${process.version}, ${cpus().length} CPUs; streamgate \`--roles delivery\`, defaults of config/default.yaml`,
     `- delivered ${stats.unique} of ${total} in ${last.t.toFixed(1)} s (${stats.duplicates} duplicates)${stats.unique < total ? ' — observation ended before the backlog drained' : ''}`,
@@ -180,6 +211,7 @@ async function phase(DELAY) {
     `- most requests open at once at the receiver (one origin): ${stats.maxOpen}`,
     `- RSS of the delivery process: max ${Math.max(...rss)} MB, median ${median(rss)} MB, at the end ${rss.at(-1)} MB`,
     `- CPU, % of one core: ${Object.entries(cpu).map(([k, v]) => `${k} ${v ?? '?'} %`).join(', ')}`,
+    `- streamgate CPU per delivered event: ${usPerEvent === null ? '–' : `${usPerEvent.toFixed(1)} µs`}`,
     ...(PROFILE ? [`- profiled with --cpu-prof (slower than unprofiled): \`node bench/lib/profile-summary.mjs ${workDir}\``] : []),
     `- RSS over time (s: MB): ${samples.filter((_, i) => i % Math.max(1, Math.floor(samples.length / 12)) === 0).map((s) => `${s.t.toFixed(0)}: ${s.rss}`).join(', ')}`,
     '',
@@ -188,9 +220,26 @@ async function phase(DELAY) {
   await appendFile(RESULTS, `${report}\n`);
   await stopChild(receiver.child);
   return {
-    delay: DELAY, delivered: stats.unique, total, rate: spanS ? Math.round(stats.unique / spanS) : '–', steady: Math.round(median(steady)),
+    delay: DELAY, signing: SIGNING, usPerEvent, delivered: stats.unique, total, rate: spanS ? Math.round(stats.unique / spanS) : '–', steady: Math.round(median(steady)),
     maxOpen: stats.maxOpen, peakRss: Math.max(...rss), cpu: cpu.streamgate ?? '?',
   };
+}
+
+/**
+ * The queue's outbound signing and the workspace's signing keys for one phase
+ * (bootstrapTenant's workspace starts with none): `hmac` and `standard` sign
+ * with one HMAC key; `standard-ed25519` adds an ed25519 key (a v1a entry).
+ */
+async function configureSigning(base, creds, signing) {
+  const headers = { 'x-api-key': creds.buildKey, 'x-license-publicid': creds.licensePublicId, 'content-type': 'application/json' };
+  const tenant = `${base}/v1/tenants/${encodeURIComponent(creds.tenantPublicId)}`;
+  const call = async (method, path, body) => {
+    const res = await fetch(`${tenant}${path}`, { method, headers, body: JSON.stringify(body) });
+    if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+  };
+  await call('PUT', '/queues/backlog', { outboundSigning: signing === 'standard-ed25519' ? 'standard' : signing });
+  if (signing !== 'none') await call('POST', '/signing-keys', {});
+  if (signing === 'standard-ed25519') await call('POST', '/signing-keys', { algorithm: 'ed25519' });
 }
 
 /** Pids of the Postgres backend processes serving database `name`. */

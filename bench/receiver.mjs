@@ -115,8 +115,10 @@ process.on('message', (msg) => {
     tracking = Boolean(msg.on);
     process.send({ type: 'track' });
   } else if (msg?.type === 'arrivals') {
-    // Two flat arrays: one message of numbers, not an object per event.
-    process.send({ type: 'arrivals', seqs: [...arrivals.keys()], ats: [...arrivals.values()] });
+    // Two flat arrays: one message of numbers, not an object per event. `from`: only
+    // the arrivals after the first `from` (a long run asks for what is new each time).
+    const from = Number(msg.from ?? 0);
+    process.send({ type: 'arrivals', seqs: [...arrivals.keys()].slice(from), ats: [...arrivals.values()].slice(from) });
   }
 });
 process.on('SIGTERM', () => process.exit(0));

@@ -17,10 +17,18 @@
  * (0.1 = 6 min), BENCH_BACKEND (kafka | embedded; kafka), BENCH_KEYS (100),
  * BENCH_BODY_BYTES (512), KAFKA_BROKERS (127.0.0.1:9092). The database, topic and
  * folders are removed at the end (Ctrl-C too).
+ *
+ * Also per minute: accept→deliver latency p50/p99 of the events first delivered
+ * in that minute (the receiver's arrival of each body's seq against the load's
+ * send time), and the node's last retention sweep (duration, from /metrics).
+ * At the end: the slope of the last 10 minutes (MB or records per minute) of
+ * each size, by least squares, and the table in bench/results/soak.md.
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -88,12 +96,17 @@ async function main() {
   onCleanup(() => sql.end({ timeout: 5 }));
 
   say(`${BACKEND}, ${RATE} ev/s for ${MINUTES} min, retention ${RETENTION_HOURS} h, logs in ${workDir}`);
+  const loadBefore = loadavg().map((x) => x.toFixed(2)).join(' ');
+  const startedAt = new Date().toISOString();
+  await receiver.track(true);
+  let seen = 0;
   const load = startPacedLoad({
     url: node.base, path, rate: RATE, bodyBytes: BODY, maxInFlight: 200,
     keys: Array.from({ length: KEYS }, (_, i) => `key-${i}`),
     headers: { 'x-api-key': creds.ingressKey, 'content-type': 'application/json' },
   });
   const rows = [];
+  const series = [];
   const sample = async (minute) => {
     const [sizes] = await sql`
       SELECT pg_database_size(current_database())::bigint AS db,
@@ -103,19 +116,77 @@ async function main() {
     const log = BACKEND === 'kafka'
       ? `${await admin.countEvents(topic)} records`
       : `${mb(Number(execFileSync('du', ['-sb', dataDir]).toString().split('\t')[0]))} MB`;
+    const logBytes = BACKEND === 'kafka' ? Number(log.split(' ')[0]) : Number(execFileSync('du', ['-sb', dataDir]).toString().split('\t')[0]);
     const stats = await receiver.stats();
     const accepted = load.records.filter((r) => r.status === 202).length;
-    const row = `| ${minute} | ${accepted} | ${stats.unique} | ${mb(sizes.db)} | ${mb(sizes.records)} | ${sizes.partitions} | ${log} | ${rssMb(node.child.pid)} MB |`;
+    // Accept→deliver of this minute's first deliveries: arrival minus the load's send time.
+    const fresh = await receiver.arrivals(seen);
+    seen += fresh.seqs.length;
+    const latencies = fresh.seqs.map((seq, i) => fresh.ats[i] - load.records[seq].sentAt).sort((a, b) => a - b);
+    const pct = (q) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))].toFixed(0) : '-');
+    const sweep = await lastSweep(node.base);
+    const rss = rssMb(node.child.pid);
+    series.push({ minute, db: Number(sizes.db) / 1_048_576, records: Number(sizes.records) / 1_048_576, log: BACKEND === 'kafka' ? logBytes : logBytes / 1_048_576, rss });
+    const row = `| ${minute} | ${accepted} | ${stats.unique} | ${mb(sizes.db)} | ${mb(sizes.records)} | ${sizes.partitions} | ${log} | ${rss} MB | ${pct(0.5)} | ${pct(0.99)} | ${sweep} |`;
     rows.push(row);
     process.stdout.write(`${row}\n`);
   };
-  process.stdout.write('| minute | accepted | delivered | Postgres database MB | event_log + delivery_log MB | event_log partitions | log kept | RSS |\n|---|---|---|---|---|---|---|---|\n');
+  const header = '| minute | accepted | delivered | Postgres database MB | event_log + delivery_log MB | event_log partitions | log kept | RSS | accept→deliver p50 ms | p99 ms | last sweep |\n|---|---|---|---|---|---|---|---|---|---|---|\n';
+  process.stdout.write(header);
   for (let minute = 1; minute <= MINUTES; minute++) {
     await sleep(60_000);
     await sample(minute);
   }
   await load.stop();
   say(`done: ${load.records.length} sent, ${load.skipped()} skipped at the in-flight cap`);
+  const last = series.slice(-10);
+  const slopes = [
+    `Postgres database ${slope(last, 'db').toFixed(2)} MB/min`,
+    `event_log + delivery_log ${slope(last, 'records').toFixed(2)} MB/min`,
+    BACKEND === 'kafka' ? `topic ${slope(last, 'log').toFixed(0)} records/min` : `log folder ${slope(last, 'log').toFixed(2)} MB/min`,
+    `RSS ${slope(last, 'rss').toFixed(2)} MB/min`,
+  ].join(', ');
+  process.stdout.write(`\nslope of the last ${last.length} minutes (least squares): ${slopes}\n`);
+  const report = [
+    `## ${startedAt}: ${BACKEND}, ${RATE} ev/s for ${MINUTES} min, retention ${RETENTION_HOURS} h (${(RETENTION_HOURS * 60).toFixed(1)} min), ${KEYS} keys, ${BODY} B bodies`,
+    '',
+    `- load average at the start ${loadBefore}, at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${load.records.length} sent, ${load.skipped()} skipped at the in-flight cap`,
+    `- slope of the last ${last.length} minutes (least squares): ${slopes}`,
+    '',
+    header + rows.join('\n'),
+    '',
+  ].join('\n');
+  await appendFile(RESULTS, `${report}\n`);
+}
+
+const RESULTS = fileURLToPath(new URL('./results/soak.md', import.meta.url));
+
+/** Least-squares slope of `key` per minute over `points`. */
+function slope(points, key) {
+  const xs = points.map((p) => p.minute);
+  const ys = points.map((p) => p[key] ?? 0);
+  const n = xs.length;
+  if (n < 2) return 0;
+  const mx = xs.reduce((a, b) => a + b, 0) / n;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  const num = xs.reduce((a, x, i) => a + (x - mx) * (ys[i] - my), 0);
+  const den = xs.reduce((a, x) => a + (x - mx) ** 2, 0);
+  return den === 0 ? 0 : num / den;
+}
+
+/** The node's last retention sweep, from its /metrics: "123 ms, 20 s ago", or "-" before the first. */
+async function lastSweep(base) {
+  try {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const value = (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const seconds = value('streamgate_retention_sweep_duration_seconds');
+    const at = value('streamgate_retention_last_sweep_timestamp_seconds');
+    // Both gauges read 0 until this node's first sweep (the first runs one interval after start).
+    if (!Number.isFinite(seconds) || !(at > 0)) return '-';
+    return `${(seconds * 1000).toFixed(0)} ms, ${Number.isFinite(at) ? `${Math.round(Date.now() / 1000 - at)} s ago` : '?'}`;
+  } catch {
+    return '?';
+  }
 }
 
 runWithCleanup(main);

@@ -41,8 +41,8 @@ export async function startReceiver({ bodyBytes }) {
      * arrival of each body's `"seq":N`: the latency phase's raw data.
      */
     track: (on = true) => ask('track', { on }),
-    /** The tracked first arrivals: { seqs, ats } (wall-clock ms), in arrival order. */
-    arrivals: () => ask('arrivals'),
+    /** The tracked first arrivals: { seqs, ats } (wall-clock ms), in arrival order; `from`: after the first `from` of them. */
+    arrivals: (from = 0) => ask('arrivals', { from }),
     /**
      * Polls until `unique` reaches `expected` or `timeoutMs` passes. Counting
      * distinct event ids (not requests) so redeliveries cannot fake completion.

@@ -188,6 +188,7 @@ export class PartitionActor implements PartitionHandler {
       receivedAt: record.receivedAt,
       partition: this.partition,
       offset: entry.offset,
+      stream: this.services.stream,
       runId: record.sandbox?.runId ?? null,
       targetIds: targets.map((t) => t.id),
     });

@@ -145,26 +145,32 @@ export class DeliveryRecordRepo {
     return unmatched;
   }
 
-  /** Highest offset of the partition the records hold an event of: replays past it need no check. */
-  async highestOffset(stream: string, partition: number): Promise<bigint | null> {
-    const [row] = await this.sql<{ o: string | null }[]>`
-      SELECT max(log_offset)::text AS o FROM event_log WHERE log_partition = ${partition} AND log_stream = ${streamKey(stream)}`;
-    return row?.o ? BigInt(row.o) : null;
-  }
-
-  /** Deliveries of records in [from, to] that are over (delivered, failed, blocked): not to be sent again. */
-  async finishedBetween(stream: string, partition: number, from: bigint, to: bigint): Promise<Array<{ offset: bigint; targetId: string }>> {
-    const rows = await this.sql<{ o: string; d: string }[]>`
-      SELECT log_offset::text AS o, deliveries AS d FROM event_log
-      WHERE log_partition = ${partition} AND log_stream = ${streamKey(stream)}
-        AND log_offset BETWEEN ${from.toString()}::bigint AND ${to.toString()}::bigint`;
-    const out: Array<{ offset: bigint; targetId: string }> = [];
+  /**
+   * The replay check of a partition's new owner (src/delivery/partition-actor.ts):
+   * of these fetched records, how many the records hold (written by this
+   * stream's consumers), and their deliveries that are over (delivered,
+   * failed, blocked): not to be sent again. By primary key (receive time,
+   * event id), one probe per record.
+   */
+  async replayCheck(
+    stream: string,
+    records: ReadonlyArray<{ eventId: string; receivedAt: number; offset: bigint }>,
+  ): Promise<{ recorded: number; finished: Array<{ offset: bigint; targetId: string }> }> {
+    if (records.length === 0) return { recorded: 0, finished: [] };
+    const json = JSON.stringify(records.map((r) => ({ e: r.eventId, ra: r.receivedAt })));
+    const rows = await this.sql<{ e: string; d: string }[]>`
+      SELECT l.event_id AS e, l.deliveries AS d
+      FROM json_to_recordset(${json}::text::json) AS x(e text, ra double precision)
+      JOIN event_log l ON l.received_at = to_timestamp(x.ra / 1000.0) AND l.event_id = x.e
+      WHERE l.log_stream = ${streamKey(stream)}`;
+    const offsets = new Map(records.map((r) => [r.eventId, r.offset]));
+    const finished: Array<{ offset: bigint; targetId: string }> = [];
     for (const r of rows) {
       for (const d of decodeDeliveries(r.d)) {
-        if (d.status === 'delivered' || d.status === 'failed' || d.status === 'blocked') out.push({ offset: BigInt(r.o), targetId: d.targetId });
+        if (d.status === 'delivered' || d.status === 'failed' || d.status === 'blocked') finished.push({ offset: offsets.get(r.e)!, targetId: d.targetId });
       }
     }
-    return out;
+    return { recorded: rows.length, finished };
   }
 
   async event(workspaceId: string, eventId: string): Promise<EventView | null> {

@@ -94,11 +94,11 @@ t.test('events with their deliveries: pending when routed, merged updates, repla
 
   // The replay check: finished deliveries by offset, of this stream only.
   await repo.writeBatch([ev(2), ev(3)], [delivery(2, a, 'blocked'), delivery(3, a, 'retrying', 500)]);
-  t.equal(await repo.highestOffset('group/topic', 1), 3n);
-  t.equal(await repo.highestOffset('other/topic', 1), null, 'another stream has none');
-  const finished = await repo.finishedBetween('group/topic', 1, 0n, 10n);
-  t.same(finished.map((f) => `${f.offset}|${f.targetId}`).sort(), [`1|${a}`], 'partition 1: offset 1 delivered to a (b pending again), offset 3 not over');
-  t.same((await repo.finishedBetween('group/topic', 0, 0n, 10n)).map((f) => `${f.offset}|${f.targetId}`), [`2|${a}`], 'blocked is over');
+  const rec = (i: number) => ({ eventId: `evt_${String(i).padStart(4, '0')}`, receivedAt: T0 + i, offset: BigInt(i) });
+  const check = await repo.replayCheck('group/topic', [rec(1), rec(2), rec(3), rec(4)]);
+  t.equal(check.recorded, 3, 'events 1 to 3 are recorded, 4 is not');
+  t.same(check.finished.map((f) => `${f.offset}|${f.targetId}`).sort(), [`1|${a}`, `2|${a}`].sort(), 'offset 1 delivered to a (b pending again), 2 blocked is over, 3 retrying is not');
+  t.same(await repo.replayCheck('other/topic', [rec(1)]), { recorded: 0, finished: [] }, 'another stream\'s consumer wrote none of them');
 });
 
 t.test('event_deliveries_merge: the SQL merge every write goes through', async (t) => {

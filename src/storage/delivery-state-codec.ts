@@ -55,12 +55,12 @@ export function encodePatch(changes: ReadonlyArray<{ targetId: string; status: D
 
 /**
  * A regular expression (Postgres ARE) that matches deliveries text holding a
- * line of this target (any target: null) with this status (any: null). With
- * a capture group around the update time when `captureUpdated`.
+ * line of this target (any target: null) with this status (any: null), with
+ * one capture group: the target id or the update time (ms after receipt).
  */
-export function linePattern(targetId: string | null, status: DeliveryStatus | null, captureUpdated = false): string {
+export function linePattern(targetId: string | null, status: DeliveryStatus | null, capture?: 'target' | 'updated'): string {
   if (targetId !== null && !/^\d+$/.test(targetId)) throw new Error(`not a target id: ${targetId}`);
   const target = targetId ?? '\\d+';
   const letter = status === null ? '[a-z]' : LETTER[status];
-  return `(?:^|\n)${target}:${letter}:${captureUpdated ? '(-?\\d+)' : ''}`;
+  return `(?:^|\n)${capture === 'target' ? `(${target})` : target}:${letter}:${capture === 'updated' ? '(-?\\d+)' : ''}`;
 }

@@ -1,7 +1,7 @@
 import type postgres from 'postgres';
 import type { Sql } from './db.js';
 import { decodeAttempts } from './attempt-codec.js';
-import { decodeDeliveries, linePattern, statusLetter, type DeliveryStatus } from './delivery-state-codec.js';
+import { decodeDeliveries, linePattern, type DeliveryStatus } from './delivery-state-codec.js';
 
 /** Where a page starts: after this (receivedAt, eventId), newest first. */
 export interface EventListPosition {
@@ -97,8 +97,7 @@ export class EventListRepo {
     const open = status === 'delivered' ? sql`` : sql`AND event_deliveries_open(e.deliveries)`;
     if (targetId !== undefined) return sql`${open} AND e.deliveries ~ ${linePattern(targetId, status)}`;
     return sql`${open} AND EXISTS (
-      SELECT 1 FROM regexp_matches(e.deliveries, ${`(?:^|
-)(\d+):${statusLetter(status)}:`}, 'g') AS m(x)
+      SELECT 1 FROM regexp_matches(e.deliveries, ${linePattern(null, status, 'target')}, 'g') AS m(x)
       JOIN targets t ON t.id = m.x[1]::bigint)`;
   }
 

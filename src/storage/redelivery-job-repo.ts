@@ -77,7 +77,7 @@ export class RedeliveryJobRepo {
     return this.sql`
       e.workspace_id = ${r.workspaceId} AND e.received_at >= ${r.from} AND e.received_at < ${r.to}
       AND event_deliveries_open(e.deliveries)
-      AND e.received_at + substring(e.deliveries FROM ${linePattern(r.targetId, 'failed', true)})::bigint * interval '1 millisecond'
+      AND e.received_at + substring(e.deliveries FROM ${linePattern(r.targetId, 'failed', 'updated')})::bigint * interval '1 millisecond'
           <= ${r.cutoff}::timestamptz`;
   }
 

@@ -27,7 +27,9 @@ t.test('line patterns for the status filters and bulk redelivery', async (t) => 
   t.equal(linePattern('17', 'failed'), '(?:^|\n)17:f:');
   t.equal(linePattern(null, 'pending'), '(?:^|\n)\\d+:p:');
   t.equal(linePattern('17', null), '(?:^|\n)17:[a-z]:');
-  t.equal(linePattern('17', 'failed', true), '(?:^|\n)17:f:(-?\\d+)');
+  t.equal(linePattern('17', 'failed', 'updated'), '(?:^|\n)17:f:(-?\\d+)');
+  t.equal(linePattern(null, 'failed', 'target'), '(?:^|\n)(\\d+):f:');
+  t.same('1:d:1:\n22:f:9:[1,500,1]\n3:f::'.match(new RegExp(linePattern(null, 'failed', 'target'), 'g')), ['\n22:f:', '\n3:f:'], 'each failed line, its target captured');
   t.throws(() => linePattern("1' OR 1=1", 'failed'), 'only numeric target ids');
   // The same pattern as a JS RegExp (ARE and JS agree on this subset).
   const re = new RegExp(linePattern('7', 'failed'));

@@ -55,6 +55,35 @@ try {
   await put('/queues/orders/targets/shop', undefined);
 
   const [{ lsn: walBefore }] = await sql`SELECT pg_current_wal_lsn()::text AS lsn`;
+  // This database's own WAL (the server's is shared with whatever else runs):
+  // read back with pg_walinspect every 2 s, before checkpoints recycle it, the
+  // records touching its relations and the commit records of their transactions.
+  const [{ flushed }] = await sql`SELECT pg_current_wal_flush_lsn()::text AS flushed`;
+  const ownWal = { bytes: 0, error: null, from: flushed, xids: new Set() };
+  const walSql = postgres(db.url, { max: 1, onnotice: () => {} });
+  const readWal = async () => {
+    if (ownWal.error) return;
+    try {
+      const [{ to }] = await walSql`SELECT pg_current_wal_flush_lsn()::text AS to`;
+      const rows = await walSql`
+        SELECT xid::text AS xid, resource_manager = 'Transaction' AS tx,
+               block_ref ~ ('rel \\d+/' || (SELECT oid FROM pg_database WHERE datname = current_database()) || '/') AS mine,
+               record_length::int AS n
+        FROM pg_get_wal_records_info(${ownWal.from}::pg_lsn, ${to}::pg_lsn)`;
+      for (const r of rows) if (r.mine) { ownWal.bytes += r.n; ownWal.xids.add(r.xid); }
+      for (const r of rows) if (r.tx && !r.mine && ownWal.xids.has(r.xid)) ownWal.bytes += r.n;
+      ownWal.from = to;
+    } catch (err) {
+      if (!/future|must be less/.test(err.message)) ownWal.error = err.message; // else nothing new flushed yet
+    }
+  };
+  try {
+    await walSql`CREATE EXTENSION IF NOT EXISTS pg_walinspect`;
+  } catch (err) {
+    ownWal.error = err.message;
+  }
+  let walReading = Promise.resolve();
+  const walTimer = setInterval(() => { walReading = walReading.then(readWal); }, 2_000);
   const started = Date.now();
   let next = 0;
   const body = JSON.stringify({ order: 'x'.repeat(40), n: 0 }).slice(0, 64);
@@ -83,6 +112,10 @@ try {
   const seconds = (Date.now() - started) / 1000;
   await node.stop();
   node = null;
+  clearInterval(walTimer);
+  await walReading;
+  await readWal();
+  await walSql.end();
   const [{ wal }] = await sql`SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), ${walBefore}::pg_lsn)::bigint AS wal`;
   await sql`VACUUM ANALYZE`;
   const tables = split ? ['event_log', 'delivery_log'] : ['event_log'];
@@ -105,7 +138,10 @@ try {
   console.log('|---|---|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.t} | ${r.n} | ${r.heap} (${(r.heap / EVENTS).toFixed(0)}) | ${r.idx} (${(r.idx / EVENTS).toFixed(0)}) | ${r.total} | ${(r.total / EVENTS).toFixed(0)} |`);
   console.log(`| **all** | | | | ${total} | **${(total / EVENTS).toFixed(0)}** |`);
-  console.log(`WAL during the run: ${wal} bytes, ${(Number(wal) / EVENTS).toFixed(0)} per (event, target)`);
+  console.log(`WAL during the run: ${wal} bytes, ${(Number(wal) / EVENTS).toFixed(0)} per (event, target) (the whole server's)`);
+  console.log(ownWal.error
+    ? `WAL of this database: not measured (${ownWal.error})`
+    : `WAL of this database: ${ownWal.bytes} bytes, ${(ownWal.bytes / EVENTS).toFixed(0)} per (event, target) (pg_walinspect, read every 2 s during the run)`);
   const indexes = await sql`
     SELECT i.indexrelid::regclass::text AS name, pg_relation_size(i.indexrelid)::bigint AS bytes
     FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid

@@ -31,6 +31,7 @@ try {
   await new RetentionRepo(sql).ensurePartitions(Date.now() - BIG * 10 - 60_000, 300_000, BIG * 10 + 120_000, 5_000);
   const [lic] = await sql`INSERT INTO licenses (public_id, email) VALUES ('lic_bench', 'b@x') RETURNING id`;
   const [ws] = await sql`INSERT INTO workspaces (public_id, license_id, name) VALUES ('ten_bench', ${lic.id}, 'bench') RETURNING id`;
+  const split = (await sql`SELECT to_regclass('delivery_log') AS r`)[0].r !== null;
   const targets = {};
   for (const t of ['good', 'flaky']) {
     const [row] = await sql`INSERT INTO targets (public_id, workspace_id, name, url) VALUES (${`tgt_${t}`}, ${ws.id}, ${t}, 'http://127.0.0.1:9/') RETURNING id`;
@@ -38,17 +39,27 @@ try {
   }
   for (const [queue, n] of [['small', 10], ['big', BIG]]) {
     // Event ids shaped like real ones (evt_ + 24 characters), receive times one per 10 ms.
-    await sql`
-      INSERT INTO event_log (event_id, workspace_id, queue_name, event_type, partition_key, received_at, log_partition, log_offset, target_ids)
-      SELECT 'evt_' || ${queue} || lpad(i::text, 24 - length(${queue}), '0'), ${ws.id}, ${queue}, 'type.' || (i % 8), 'key-' || (i % 1000),
-             now() - (${n} - i) * interval '10 milliseconds', i % 4, i, ARRAY[${targets.good}, ${targets.flaky}]::bigint[]
-      FROM generate_series(1, ${n}) AS i`;
-    await sql`
-      INSERT INTO delivery_log (received_at, log_offset, target_id, log_partition, log_stream, status, attempts)
-      SELECT e.received_at, e.log_offset, t.id, e.log_partition, ${streamKey('g/t')},
-             CASE WHEN t.id = ${targets.flaky} AND e.log_offset % 100 = 0 THEN 'failed' ELSE 'delivered' END, '[5,200,3]'
-      FROM event_log e CROSS JOIN (VALUES (${targets.good}::bigint), (${targets.flaky}::bigint)) AS t(id)
-      WHERE e.queue_name = ${queue}`;
+    // Before migration 090 a delivery_log row per (event, target); since, a line each in the event's row.
+    if (split) {
+      await sql`
+        INSERT INTO event_log (event_id, workspace_id, queue_name, event_type, partition_key, received_at, log_partition, log_offset, target_ids)
+        SELECT 'evt_' || ${queue} || lpad(i::text, 24 - length(${queue}), '0'), ${ws.id}, ${queue}, 'type.' || (i % 8), 'key-' || (i % 1000),
+               now() - (${n} - i) * interval '10 milliseconds', i % 4, i, ARRAY[${targets.good}, ${targets.flaky}]::bigint[]
+        FROM generate_series(1, ${n}) AS i`;
+      await sql`
+        INSERT INTO delivery_log (received_at, log_offset, target_id, log_partition, log_stream, status, attempts)
+        SELECT e.received_at, e.log_offset, t.id, e.log_partition, ${streamKey('g/t')},
+               CASE WHEN t.id = ${targets.flaky} AND e.log_offset % 100 = 0 THEN 'failed' ELSE 'delivered' END, '[5,200,3]'
+        FROM event_log e CROSS JOIN (VALUES (${targets.good}::bigint), (${targets.flaky}::bigint)) AS t(id)
+        WHERE e.queue_name = ${queue}`;
+    } else {
+      await sql`
+        INSERT INTO event_log (event_id, workspace_id, queue_name, event_type, partition_key, received_at, log_partition, log_offset, log_stream, deliveries)
+        SELECT 'evt_' || ${queue} || lpad(i::text, 24 - length(${queue}), '0'), ${ws.id}, ${queue}, 'type.' || (i % 8), 'key-' || (i % 1000),
+               now() - (${n} - i) * interval '10 milliseconds', i % 4, i, ${streamKey('g/t')},
+               ${targets.good} || ':d:8:[5,200,3]' || chr(10) || ${targets.flaky} || ':' || CASE WHEN i % 100 = 0 THEN 'f' ELSE 'd' END || ':8:[5,200,3]'
+        FROM generate_series(1, ${n}) AS i`;
+    }
   }
   await sql`ANALYZE`;
 

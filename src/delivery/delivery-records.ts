@@ -2,6 +2,9 @@ import type { Logger } from '../observability/logger.js';
 import type { AttemptEntry, DeliveryRowInput, DeliveryRecordRepo, EventRowInput } from '../storage/delivery-record-repo.js';
 import { backoffDelay } from '../util/backoff.js';
 
+/** How long a delivery update waits for its event's row (see keepUnmatched). */
+const UNMATCHED_KEEP_MS = 60_000;
+
 export interface DeliveryRecordsOptions {
   flushMs: number;
   maxBatch: number;
@@ -12,6 +15,8 @@ export interface DeliveryRecordsOptions {
  * Collects what delivery does (events seen, attempts, statuses) and writes it
  * in batches, never one row per attempt on the hot path. Updates of one
  * delivery within a batch are merged: its latest status, all its attempts.
+ * `write` hands each batch of outcomes (events seen, delivery updates) to the
+ * repository in one call.
  * If the database is slow, rows wait; past `maxBuffered` the partition actors
  * stop taking records (see `backlogged`) rather than grow without bound.
  */
@@ -22,6 +27,8 @@ export class DeliveryRecords {
   private flushing: Promise<void> | null = null;
   private waiters: Array<() => void> = [];
   private failures = 0;
+  /** Deliveries whose event had no row yet, since when (see keepUnmatched). */
+  private readonly unmatchedSince = new Map<string, number>();
 
   constructor(
     private readonly repo: DeliveryRecordRepo,
@@ -105,30 +112,68 @@ export class DeliveryRecords {
 
   private async write(): Promise<void> {
     const events = this.events.splice(0, this.options.maxBatch);
+    // A delivery goes in with its event or after it, never before (its row
+    // is its event's, migration 090): those of events still buffered wait.
+    const later = this.events.length > 0 ? new Set(this.events.map((e) => e.eventId)) : null;
     const deliveries: DeliveryRowInput[] = [];
     for (const [key, d] of this.deliveries) {
       if (deliveries.length >= this.options.maxBatch) break;
+      if (later?.has(d.eventId)) continue;
       deliveries.push(d);
       this.deliveries.delete(key);
     }
     try {
-      await this.repo.writeBatch(events, deliveries);
+      const unmatched = await this.repo.writeBatch(events, deliveries);
       this.failures = 0;
+      if (this.unmatchedSince.size > 0) {
+        const waiting = new Set(unmatched);
+        for (const d of deliveries) if (!waiting.has(d)) this.unmatchedSince.delete(`${d.eventId}\0${d.targetId}`);
+      }
+      this.keepUnmatched(unmatched);
     } catch (err) {
       if (this.failures++ === 0) this.log.warn({ err }, 'delivery records write failed, will retry');
       // Put the rows back in front of anything newer, keeping attempt order.
       this.events = [...events, ...this.events];
-      const newer = this.deliveries;
-      this.deliveries = new Map(deliveries.map((d) => [`${d.eventId}\0${d.targetId}`, d]));
-      for (const [key, d] of newer) {
-        const prev = this.deliveries.get(key);
-        if (prev) {
-          prev.status = d.status;
-          prev.attempts.push(...d.attempts);
-        } else this.deliveries.set(key, d);
-      }
+      this.putBack(deliveries);
     } finally {
       if (!this.backlogged) for (const wake of this.waiters.splice(0)) wake();
+    }
+  }
+
+  /**
+   * Deliveries whose event has no row: delivery may have recorded an attempt
+   * of an event before its own consumer saw it (a redelivery of an event not
+   * consumed yet), so they wait for it, up to UNMATCHED_KEEP_MS; an event past
+   * retention never gets a row, and its updates are dropped then.
+   */
+  private keepUnmatched(unmatched: readonly DeliveryRowInput[]): void {
+    if (unmatched.length === 0) return;
+    const now = Date.now();
+    const kept: DeliveryRowInput[] = [];
+    for (const d of unmatched) {
+      const key = `${d.eventId}\0${d.targetId}`;
+      const since = this.unmatchedSince.get(key) ?? now;
+      if (now - since >= UNMATCHED_KEEP_MS) {
+        this.unmatchedSince.delete(key);
+        this.log.debug({ eventId: d.eventId }, 'delivery record of an event without a row dropped');
+        continue;
+      }
+      this.unmatchedSince.set(key, since);
+      kept.push(d);
+    }
+    this.putBack(kept);
+  }
+
+  private putBack(deliveries: readonly DeliveryRowInput[]): void {
+    if (deliveries.length === 0) return;
+    const newer = this.deliveries;
+    this.deliveries = new Map(deliveries.map((d) => [`${d.eventId}\0${d.targetId}`, d]));
+    for (const [key, d] of newer) {
+      const prev = this.deliveries.get(key);
+      if (prev) {
+        prev.status = d.status;
+        prev.attempts.push(...d.attempts);
+      } else this.deliveries.set(key, d);
     }
   }
 }

@@ -88,8 +88,12 @@ export class PartitionActor implements PartitionHandler {
   private readonly laneCtx: LaneContext;
   private drainWaiters: Array<() => void> = [];
   private ready: Promise<void> | null = null;
-  /** Replayed records at or below this offset may have been delivered already. */
-  private replayUntil: bigint | null = null;
+  /**
+   * Fetched records may have been delivered already (a replay after a
+   * rebalance or restart): true from the assignment until a batch none of
+   * whose events the delivery records hold (see alreadyFinished).
+   */
+  private replaying = true;
   private sweepTimer: NodeJS.Timeout | null = null;
   /** Targets routed from this partition, and when last. */
   private readonly recentTargets = new Map<string, number>();
@@ -188,6 +192,7 @@ export class PartitionActor implements PartitionHandler {
       receivedAt: record.receivedAt,
       partition: this.partition,
       offset: entry.offset,
+      stream: this.services.stream,
       runId: record.sandbox?.runId ?? null,
       targetIds: targets.map((t) => t.id),
     });
@@ -292,12 +297,11 @@ export class PartitionActor implements PartitionHandler {
   }
 
   private async initialize(): Promise<void> {
-    const { stream, parkRepo, deliveryLog, deliveryRecords } = this.services;
+    const { stream, parkRepo, deliveryRecords } = this.services;
     for (let failures = 0; !this.revoked; failures++) {
       try {
         // What this process logged for the partition before (a previous actor) must be visible to the check.
         await deliveryRecords.flush();
-        this.replayUntil = await deliveryLog.highestOffset(stream, this.partition);
         const now = this.services.now();
         for (const lane of await parkRepo.lanes(stream, this.partition)) {
           this.adopt(lane.targetId, lane.laneKey, lane.nextAttemptAt ? Math.max(now, lane.nextAttemptAt.getTime()) : now);
@@ -325,21 +329,24 @@ export class PartitionActor implements PartitionHandler {
     }
   }
 
-  /** `offset|targetId` of deliveries in this batch that the delivery records says are over. */
+  /**
+   * `offset|targetId` of deliveries in this batch that the delivery records
+   * say are over. The records of a partition are written in the order its
+   * owners consumed it, so what they hold of a replay is a run from the
+   * committed offset on: the first batch of which they hold no event is past
+   * the replay, and the checks stop (looked up by event id and receive time,
+   * each row's primary key: no index by offset is kept for this).
+   */
   private async alreadyFinished(entries: LogEntry[]): Promise<Set<string>> {
     const done = new Set<string>();
-    if (this.replayUntil === null || entries.length === 0) return done;
-    const first = entries[0]!.offset;
-    if (first > this.replayUntil) {
-      this.replayUntil = null; // past the replay: no more checks
-      return done;
-    }
-    const last = entries[entries.length - 1]!.offset;
+    if (!this.replaying) return done;
+    const events = entries.flatMap((e) => (e.record ? [{ eventId: e.record.id, receivedAt: e.record.receivedAt, offset: e.offset }] : []));
+    if (events.length === 0) return done;
     for (let failures = 0; !this.revoked; failures++) {
       try {
-        for (const row of await this.services.deliveryLog.finishedBetween(this.services.stream, this.partition, first, last)) {
-          done.add(`${row.offset}|${row.targetId}`);
-        }
+        const { recorded, finished } = await this.services.deliveryLog.replayCheck(this.services.stream, events);
+        if (recorded === 0) this.replaying = false; // past the replay: no more checks
+        for (const row of finished) done.add(`${row.offset}|${row.targetId}`);
         return done;
       } catch (err) {
         if (failures === 0) this.log.warn({ err }, 'replay check failed, will retry');

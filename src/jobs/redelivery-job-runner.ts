@@ -17,7 +17,7 @@ export const STALE_AFTER_MS = 60_000;
  *        ▼  this runner, one batch at a time, oldest event first:
  *   failed deliveries of the target in [from, to), failed before the job began
  *        │  redeliver(): the single-event path (record read back from the log,
- *        │  redelivery_requests, delivery_log → pending)
+ *        │  redelivery_requests, event_log deliveries → pending)
  *        ▼
  *   progress (done, failed) and heartbeat in the job row ──► any node answers GET
  *

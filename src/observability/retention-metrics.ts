@@ -30,7 +30,7 @@ export function retentionMetrics(registry: Registry, sources: MetricSources): vo
   });
   const oldest = new Gauge({
     name: 'streamgate_retention_oldest_record_age_seconds',
-    help: 'Age now of about the oldest record kept (event_log, delivery_log: by receive time) as of the last sweep.',
+    help: 'Age now of about the oldest record kept (event_log: by receive time) as of the last sweep.',
     labelNames: ['table'],
     registers: [registry],
     collect() {

@@ -11,9 +11,10 @@ export interface AttemptEntry {
 }
 
 /**
- * The attempts of one delivery as delivery_log.attempts keeps them (migration
- * 070): one JSON array per attempt, comma-separated, so that a write appends
- * with plain text concatenation:
+ * The attempts of one delivery as its line of event_log.deliveries keeps them
+ * (migrations 070 and 090, src/storage/delivery-state-codec.ts): one JSON
+ * array per attempt, comma-separated, so that a write appends with plain text
+ * concatenation:
  *
  *   [atMs,status,durationMs]                  an answer
  *   [atMs,null,durationMs,"error"]            no answer (or any error text)

@@ -1,7 +1,7 @@
 import type postgres from 'postgres';
 import type { Sql } from './db.js';
-import { deliveryKey, timeSpan, type DeliveryStatus } from './delivery-record-repo.js';
 import { decodeAttempts } from './attempt-codec.js';
+import { decodeDeliveries, linePattern, type DeliveryStatus } from './delivery-state-codec.js';
 
 /** Where a page starts: after this (receivedAt, eventId), newest first. */
 export interface EventListPosition {
@@ -46,24 +46,22 @@ export interface EventListItem {
 interface Row {
   eventId: string;
   receivedAt: Date;
-  logPartition: number;
-  logOffset: string;
   cursorAt: string;
   eventType: string | null;
   partitionKey: string | null;
-  targetIds: string[];
+  deliveries: string;
 }
 
 /**
- * The events of a queue as delivery recorded them (event_log, delivery_log),
- * newest first, by keyset on (received_at, event_id): a page stays the same
- * whatever is inserted before it, and the cost of a page does not grow with
- * the queue (index event_log_queue_idx, migrations 040 and 070). A delivery
- * is found by its event's log partition, offset and received_at, so only that
- * time's partition is probed.
+ * The events of a queue as delivery recorded them (event_log, its deliveries
+ * inside each row, migration 090), newest first, by keyset on (received_at,
+ * event_id): a page stays the same whatever is inserted before it, and the
+ * cost of a page does not grow with the queue (index event_log_queue_idx).
+ * A status other than delivered reads event_log_open_idx, which holds only
+ * the events with a delivery not delivered.
  *
- * A delivery without a row in delivery_log is `pending` (consumed, not
- * attempted yet). Deliveries to targets deleted since are left out.
+ * A delivery routed but not attempted yet is `pending`. Deliveries to targets
+ * deleted since are left out.
  */
 export class EventListRepo {
   constructor(private readonly sql: Sql) {}
@@ -73,16 +71,16 @@ export class EventListRepo {
     const sql = this.sql;
     const none = sql``;
     const rows = await sql<Row[]>`
-      SELECT e.event_id AS "eventId", e.received_at AS "receivedAt", e.log_partition AS "logPartition", e.log_offset::text AS "logOffset",
+      SELECT e.event_id AS "eventId", e.received_at AS "receivedAt",
              to_char(e.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "cursorAt",
-             e.event_type AS "eventType", e.partition_key AS "partitionKey", e.target_ids::text[] AS "targetIds"
+             e.event_type AS "eventType", e.partition_key AS "partitionKey", e.deliveries
       FROM event_log e
       WHERE e.workspace_id = ${f.workspaceId} AND e.queue_name = ${f.queueName}
         ${f.from ? sql`AND e.received_at >= ${f.from}` : none}
         ${f.to ? sql`AND e.received_at < ${f.to}` : none}
         ${f.eventType !== undefined ? sql`AND e.event_type = ${f.eventType}` : none}
         ${f.partitionKey !== undefined ? sql`AND e.partition_key = ${f.partitionKey}` : none}
-        ${f.targetId !== undefined ? sql`AND ${f.targetId}::bigint = ANY(e.target_ids)` : none}
+        ${f.targetId !== undefined && f.status === undefined ? sql`AND e.deliveries ~ ${linePattern(f.targetId, null)}` : none}
         ${f.status !== undefined ? this.statusFilter(f.status, f.targetId) : none}
         ${f.after ? sql`AND (e.received_at, e.event_id) < (${f.after.receivedAt}::timestamptz, ${f.after.eventId})` : none}
       ORDER BY e.received_at DESC, e.event_id DESC
@@ -95,55 +93,39 @@ export class EventListRepo {
   /** An event matches when the target (or, without one, any existing target it was routed to) has that status. */
   private statusFilter(status: DeliveryStatus, targetId: string | undefined): postgres.PendingQuery<postgres.Row[]> {
     const sql = this.sql;
-    if (targetId !== undefined) {
-      const stored = sql`EXISTS (SELECT 1 FROM delivery_log d WHERE d.log_partition = e.log_partition AND d.log_offset = e.log_offset AND d.received_at = e.received_at AND d.target_id = ${targetId}::bigint AND d.status = ${status})`;
-      if (status !== 'pending') return sql`AND ${stored}`;
-      return sql`AND (${stored} OR NOT EXISTS (SELECT 1 FROM delivery_log d WHERE d.log_partition = e.log_partition AND d.log_offset = e.log_offset AND d.received_at = e.received_at AND d.target_id = ${targetId}::bigint))`;
-    }
-    const stored = sql`EXISTS (SELECT 1 FROM delivery_log d JOIN targets t ON t.id = d.target_id WHERE d.log_partition = e.log_partition AND d.log_offset = e.log_offset AND d.received_at = e.received_at AND d.status = ${status})`;
-    if (status !== 'pending') return sql`AND ${stored}`;
-    return sql`AND (${stored} OR EXISTS (
-      SELECT 1 FROM unnest(e.target_ids) AS r(id) JOIN targets t ON t.id = r.id
-      WHERE NOT EXISTS (SELECT 1 FROM delivery_log d WHERE d.log_partition = e.log_partition AND d.log_offset = e.log_offset AND d.received_at = e.received_at AND d.target_id = r.id)))`;
+    // Spelled as the partial index's predicate, so the planner can use it.
+    const open = status === 'delivered' ? sql`` : sql`AND event_deliveries_open(e.deliveries)`;
+    if (targetId !== undefined) return sql`${open} AND e.deliveries ~ ${linePattern(targetId, status)}`;
+    return sql`${open} AND EXISTS (
+      SELECT 1 FROM regexp_matches(e.deliveries, ${linePattern(null, status, 'target')}, 'g') AS m(x)
+      JOIN targets t ON t.id = m.x[1]::bigint)`;
   }
 
   private async withDeliveries(workspaceId: string, rows: Row[]): Promise<EventListItem[]> {
     if (rows.length === 0) return [];
-    const [from, to] = timeSpan(rows.map((r) => r.receivedAt));
-    // Counts and the last attempt only: a page never carries the attempts themselves.
-    const found = await this.sql<Array<{ p: number; o: string; at: Date; targetId: string; status: DeliveryStatus; attempts: string }>>`
-      SELECT d.log_partition AS p, d.log_offset::text AS o, d.received_at AS at, d.target_id::text AS "targetId", d.status, d.attempts
-      FROM unnest(${rows.map((r) => r.logPartition)}::int[], ${rows.map((r) => r.logOffset)}::bigint[]) AS k(p, o)
-      JOIN delivery_log d ON d.log_partition = k.p AND d.log_offset = k.o
-      WHERE d.received_at BETWEEN ${from} AND ${to}`;
-    const stored = found.map(({ p, o, at, attempts, ...d }) => {
-      const list = decodeAttempts(attempts, at.getTime());
-      const last = list[list.length - 1];
-      return { eventKey: deliveryKey(p, o, at), ...d, attempts: list.length, lastAttemptAt: last?.at ?? null, lastStatus: last?.status ?? null };
-    });
-    const targetIds = [...new Set([...rows.flatMap((r) => r.targetIds), ...stored.map((d) => d.targetId)])];
+    const stored = rows.map((r) => decodeDeliveries(r.deliveries));
+    const targetIds = [...new Set(stored.flatMap((list) => list.map((d) => d.targetId)))];
     const names = new Map(
       (await this.sql<{ id: string; name: string }[]>`
         SELECT id::text, name FROM targets WHERE workspace_id = ${workspaceId} AND id = ANY(${targetIds}::bigint[])`).map((t) => [t.id, t.name]),
     );
-    const byEvent = new Map<string, Array<Omit<EventListDelivery, 'target'>>>();
-    for (const { eventKey, ...d } of stored) {
-      const list = byEvent.get(eventKey) ?? [];
-      list.push(d);
-      byEvent.set(eventKey, list);
-    }
-    return rows.map((r) => {
-      const own = byEvent.get(deliveryKey(r.logPartition, r.logOffset, r.receivedAt)) ?? [];
-      const seen = new Set(own.map((d) => d.targetId));
-      const all = [
-        ...own,
-        ...r.targetIds.filter((id) => !seen.has(id)).map((targetId) => ({
-          targetId, status: 'pending' as const, attempts: 0, lastAttemptAt: null, lastStatus: null,
-        })),
-      ];
-      const targets = all
+    return rows.map((r, i) => {
+      const at = r.receivedAt.getTime();
+      // Counts and the last attempt only: a page never carries the attempts themselves.
+      const targets = stored[i]!
         .filter((d) => names.has(d.targetId))
-        .map((d) => ({ ...d, target: names.get(d.targetId)! }))
+        .map((d) => {
+          const list = decodeAttempts(d.attempts, at);
+          const last = list[list.length - 1];
+          return {
+            targetId: d.targetId,
+            target: names.get(d.targetId)!,
+            status: d.status,
+            attempts: list.length,
+            lastAttemptAt: last?.at ?? null,
+            lastStatus: last?.status ?? null,
+          };
+        })
         .sort((a, b) => (a.target < b.target ? -1 : a.target > b.target ? 1 : 0));
       return {
         eventId: r.eventId,

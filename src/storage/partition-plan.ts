@@ -1,5 +1,5 @@
 /**
- * Which time partitions the per-event tables (event_log, delivery_log) should
+ * Which time partitions the per-event table (event_log) should
  * have, and which may go (migration 070, docs/decisions/bounded-storage.md).
  * Pure: the retention sweep reads the partitions that exist and applies what
  * this plans.

@@ -1,5 +1,6 @@
 import type { Sql } from './db.js';
 import { newId } from '../ids.js';
+import { linePattern } from './delivery-state-codec.js';
 
 export type RedeliveryJobStatus = 'running' | 'done' | 'failed';
 
@@ -66,15 +67,23 @@ export class RedeliveryJobRepo {
     return row!.now;
   }
 
+  /**
+   * The events of the range whose delivery to the target failed at the
+   * cutoff: read through event_log_open_idx (events with a delivery not
+   * delivered, migration 090), the target's line matched in the deliveries
+   * text, its update time (ms after receipt) against the cutoff.
+   */
+  private failedWhere(r: FailedRange) {
+    return this.sql`
+      e.workspace_id = ${r.workspaceId} AND e.received_at >= ${r.from} AND e.received_at < ${r.to}
+      AND event_deliveries_open(e.deliveries)
+      AND e.received_at + substring(e.deliveries FROM ${linePattern(r.targetId, 'failed', 'updated')})::bigint * interval '1 millisecond'
+          <= ${r.cutoff}::timestamptz`;
+  }
+
   /** Failed deliveries of the target for events received in [from, to). */
   async countFailed(r: FailedRange): Promise<number> {
-    const [row] = await this.sql<{ n: number }[]>`
-      SELECT count(*)::int AS n
-      FROM delivery_log d JOIN event_log e
-        ON e.log_partition = d.log_partition AND e.log_offset = d.log_offset AND e.received_at = d.received_at
-      WHERE d.target_id = ${r.targetId} AND d.status = 'failed' AND d.updated_at <= ${r.cutoff}::timestamptz
-        AND e.workspace_id = ${r.workspaceId} AND e.received_at >= ${r.from} AND e.received_at < ${r.to}
-        AND d.received_at >= ${r.from} AND d.received_at < ${r.to}`;
+    const [row] = await this.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM event_log e WHERE ${this.failedWhere(r)}`;
     return row!.n;
   }
 
@@ -84,11 +93,8 @@ export class RedeliveryJobRepo {
       SELECT e.event_id AS "eventId",
              ${this.sql.unsafe(MICROS('e.received_at'))} AS "receivedAt",
              e.log_partition AS "logPartition", e.log_offset::text AS "logOffset"
-      FROM delivery_log d JOIN event_log e
-        ON e.log_partition = d.log_partition AND e.log_offset = d.log_offset AND e.received_at = d.received_at
-      WHERE d.target_id = ${r.targetId} AND d.status = 'failed' AND d.updated_at <= ${r.cutoff}::timestamptz
-        AND e.workspace_id = ${r.workspaceId} AND e.received_at >= ${r.from} AND e.received_at < ${r.to}
-        AND d.received_at >= ${r.from} AND d.received_at < ${r.to}
+      FROM event_log e
+      WHERE ${this.failedWhere(r)}
         ${after ? this.sql`AND (e.received_at, e.event_id) > (${after.receivedAt}::timestamptz, ${after.eventId})` : this.sql``}
       ORDER BY e.received_at, e.event_id
       LIMIT ${limit}`;

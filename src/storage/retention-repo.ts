@@ -2,8 +2,8 @@ import type { TransactionSql } from 'postgres';
 import type { Sql } from './db.js';
 import { parsePartitionName, partitionName, partitionsToCreate, type PartitionRange } from './partition-plan.js';
 
-/** The per-event tables, range-partitioned by received_at (migration 070). */
-export const PARTITIONED_TABLES = ['event_log', 'delivery_log'] as const;
+/** The per-event table, range-partitioned by received_at (migration 070), its deliveries inside each row (090). */
+export const PARTITIONED_TABLES = ['event_log'] as const;
 export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
 
 /** The tables the retention figures report: the partitioned ones and the small ones that grow per event. */
@@ -22,7 +22,7 @@ export interface TableFigures {
   rows: number;
   /** pg_total_relation_size summed over the partitions: heap, TOAST and indexes. */
   bytes: number;
-  /** Receive time of about the oldest record kept (event_log, delivery_log); null when empty or not timed. */
+  /** Receive time of about the oldest record kept (event_log); null when empty or not timed. */
   oldestMs: number | null;
 }
 
@@ -134,9 +134,9 @@ export class RetentionRepo {
   }
 
   /**
-   * Deletes up to `limit` events of the workspace received before `cutoff`,
-   * with their deliveries, in one statement. Partitions wholly newer than the
-   * cutoff are not read (pruned by received_at).
+   * Deletes up to `limit` events of the workspace received before `cutoff`
+   * (their deliveries are in their rows) in one statement. Partitions wholly
+   * newer than the cutoff are not read (pruned by received_at).
    */
   async deleteWorkspaceEvents(workspaceId: string, cutoff: Date, limit: number): Promise<number> {
     const [row] = await this.sql<{ n: number }[]>`
@@ -146,12 +146,8 @@ export class RetentionRepo {
         LIMIT ${limit}
       ), gone AS (
         DELETE FROM event_log e USING doomed d
-        WHERE e.event_id = d.event_id AND e.received_at = d.received_at
-        RETURNING e.log_partition, e.log_offset, e.received_at
-      ), deliveries AS (
-        DELETE FROM delivery_log l USING gone g
-        WHERE l.log_partition = g.log_partition AND l.log_offset = g.log_offset AND l.received_at = g.received_at
-          AND l.received_at < ${cutoff}
+        WHERE e.event_id = d.event_id AND e.received_at = d.received_at AND e.received_at < ${cutoff}
+        RETURNING 1
       )
       SELECT count(*)::int AS n FROM gone`;
     return row!.n;

@@ -11,7 +11,7 @@ export interface RedeliveryOrder {
   /** Where the event log holds the record (from the delivery records). */
   logPartition: number;
   logOffset: bigint;
-  /** The event's receive time, ISO-8601 (its delivery rows' partition, migration 070). */
+  /** The event's receive time, ISO-8601 (with the id, its row's key, migration 090). */
   receivedAt: string;
 }
 
@@ -44,9 +44,6 @@ export async function redeliver(
     }
   }
   await repos.redeliveries.request(requests);
-  await repos.log.markPending(
-    found.flatMap((o) => o.targetIds.map((targetId) => ({ targetId, partition: o.logPartition, offset: o.logOffset, receivedAt: o.receivedAt }))),
-    stream,
-  );
+  await repos.log.markPending(found.flatMap((o) => o.targetIds.map((targetId) => ({ eventId: o.eventId, targetId, receivedAt: o.receivedAt }))));
   return { gone };
 }

@@ -7,7 +7,7 @@ const silent = { warn() {} } as never;
 /** A repository that records batches and can be told to fail or to hang. */
 function fakeRepo() {
   const batches: Array<{ events: EventRowInput[]; deliveries: DeliveryRowInput[] }> = [];
-  const state = { fail: 0, hold: null as Promise<void> | null };
+  const state = { fail: 0, hold: null as Promise<void> | null, unmatched: 0 };
   const repo = {
     async writeBatch(events: EventRowInput[], deliveries: DeliveryRowInput[]) {
       if (state.hold) await state.hold;
@@ -16,6 +16,12 @@ function fakeRepo() {
         throw new Error('db down');
       }
       batches.push({ events: [...events], deliveries: deliveries.map((d) => ({ ...d, attempts: [...d.attempts] })) });
+      // As if no event row existed yet for the deliveries of this many writes.
+      if (state.unmatched > 0) {
+        state.unmatched--;
+        return [...deliveries];
+      }
+      return [];
     },
   } as unknown as DeliveryRecordRepo;
   return { repo, batches, state };
@@ -23,7 +29,7 @@ function fakeRepo() {
 
 const attempt = (status: number) => ({ at: new Date().toISOString(), status, durationMs: 1, error: null });
 const base = { eventId: 'evt_1', targetId: '1', stream: 'g/tp', partition: 0, offset: 5n, receivedAt: 0 };
-const event = (id: string): EventRowInput => ({ eventId: id, workspaceId: '1', queueName: 'q', eventType: null, groupKey: null, partitionKey: null, idempotencyKey: null, receivedAt: 0, partition: 0, offset: 0n, runId: null, targetIds: ['1'] });
+const event = (id: string): EventRowInput => ({ eventId: id, workspaceId: '1', queueName: 'q', eventType: null, groupKey: null, partitionKey: null, idempotencyKey: null, receivedAt: 0, partition: 0, offset: 0n, stream: 'g/tp', runId: null, targetIds: ['1'] });
 
 t.test('writes in batches, merging the updates of one delivery', async (t) => {
   const { repo, batches } = fakeRepo();
@@ -77,5 +83,34 @@ t.test('backlogged past maxBuffered; room() resolves once written', async (t) =>
   await room;
   t.ok(roomy);
   await log.flush();
+  t.equal(log.buffered, 0);
+});
+
+t.test('a delivery is never written before its event: it waits while its event is still buffered', async (t) => {
+  const { repo, batches } = fakeRepo();
+  const log = new DeliveryRecords(repo, { flushMs: 60_000, maxBatch: 2, maxBuffered: 10_000 }, silent);
+  log.eventSeen(event('a'));
+  log.eventSeen(event('b'));
+  log.eventSeen(event('evt_1'));
+  log.delivery({ ...base, status: 'delivered', attempt: attempt(200) });
+  await log.flush();
+  await log.flush();
+  t.same(batches[0]!.events.map((e) => e.eventId), ['a', 'b'], 'the first batch: two events');
+  t.equal(batches[0]!.deliveries.length, 0, 'not the delivery of an event written later');
+  t.same(batches[1]!.events.map((e) => e.eventId), ['evt_1']);
+  t.same(batches[1]!.deliveries.map((d) => d.eventId), ['evt_1'], 'with its event');
+});
+
+t.test('a delivery whose event has no row yet is kept, ahead of newer updates, and written again', async (t) => {
+  const { repo, batches, state } = fakeRepo();
+  state.unmatched = 1;
+  const log = new DeliveryRecords(repo, { flushMs: 60_000, maxBatch: 1000, maxBuffered: 10_000 }, silent);
+  log.delivery({ ...base, status: 'retrying', attempt: attempt(500) });
+  await log.flush();
+  t.equal(log.buffered, 1, 'still buffered after a write that found no event row');
+  log.delivery({ ...base, status: 'delivered', attempt: attempt(200) });
+  await log.flush();
+  t.equal(batches.length, 2);
+  t.same(batches[1]!.deliveries.map((d) => [d.status, d.attempts.map((a) => a.status)]), [['delivered', [500, 200]]], 'merged, no attempt lost');
   t.equal(log.buffered, 0);
 });

@@ -16,7 +16,7 @@ const target = (id: string): RouteTarget => ({
 });
 
 /** An actor whose deliveries wait until the test releases them (by "event|target"). */
-function setup(opts: { targets?: RouteTarget[]; maxPending?: number; finished?: Array<{ offset: bigint; targetId: string }>; highest?: bigint | null; saturated?: Set<string> } = {}) {
+function setup(opts: { targets?: RouteTarget[]; maxPending?: number; finished?: Array<{ offset: bigint; targetId: string }>; recorded?: Set<string>; saturated?: Set<string> } = {}) {
   const targets = opts.targets ?? [target('A')];
   const started: string[] = [];
   const gates = new Map<string, () => void>();
@@ -34,6 +34,7 @@ function setup(opts: { targets?: RouteTarget[]; maxPending?: number; finished?: 
     },
   } as unknown as DeliveryStep;
   const seen: string[] = [];
+  const checks: string[][] = [];
   const deliveryRecords = {
     eventSeen: (e: { eventId: string }) => seen.push(e.eventId),
     delivery() {},
@@ -42,8 +43,13 @@ function setup(opts: { targets?: RouteTarget[]; maxPending?: number; finished?: 
     flush: async () => {},
   } as unknown as DeliveryRecords;
   const deliveryLog = {
-    highestOffset: async () => opts.highest ?? null,
-    finishedBetween: async () => opts.finished ?? [],
+    // The records hold the events named in `recorded`, with the deliveries in `finished` over.
+    replayCheck: async (_stream: string, records: Array<{ eventId: string; offset: bigint }>) => {
+      checks.push(records.map((r) => r.eventId));
+      const held = records.filter((r) => opts.recorded?.has(r.eventId));
+      const offsets = new Set(held.map((r) => r.offset));
+      return { recorded: held.length, finished: (opts.finished ?? []).filter((f) => offsets.has(f.offset)) };
+    },
   } as unknown as DeliveryRecordRepo;
   const repo = new MemoryParkedRepo();
   const services: ActorServices = {
@@ -69,7 +75,7 @@ function setup(opts: { targets?: RouteTarget[]; maxPending?: number; finished?: 
   };
   const entries = (items: Array<[string, string | null]>, from = 0n): LogEntry[] =>
     items.map(([id, key], i) => ({ partition: 0, offset: from + BigInt(i), record: record(id, key) }));
-  return { actor, started, release, progress, entries, seen, repo };
+  return { actor, started, release, progress, entries, seen, repo, checks };
 }
 
 t.test('per (target, key) lanes: a stuck delivery holds back its key at its target only', async (t) => {
@@ -121,11 +127,20 @@ t.test('backpressure: deliver does not return while more than maxPending records
 });
 
 t.test('replayed records the attempt log has as finished are not delivered again', async (t) => {
-  const s = setup({ targets: [target('A'), target('B')], highest: 6n, finished: [{ offset: 5n, targetId: 'A' }, { offset: 6n, targetId: 'A' }, { offset: 6n, targetId: 'B' }] });
+  const s = setup({
+    targets: [target('A'), target('B')],
+    recorded: new Set(['r5', 'r6']),
+    finished: [{ offset: 5n, targetId: 'A' }, { offset: 6n, targetId: 'A' }, { offset: 6n, targetId: 'B' }],
+  });
   await s.actor.deliver(s.entries([['r5', 'k5'], ['r6', 'k6'], ['r7', 'k7']], 5n), async () => {});
   await until(() => s.started.length === 3);
   t.same(s.started.sort(), ['r5|B', 'r7|A', 'r7|B'], 'only what was not finished');
   t.same(s.seen, ['r5', 'r6', 'r7'], 'every event is still logged as seen');
+  // The next batch holds no recorded event: past the replay, and no check after it.
+  await s.actor.deliver(s.entries([['r8', 'k8']], 8n), async () => {});
+  await s.actor.deliver(s.entries([['r9', 'k9']], 9n), async () => {});
+  await until(() => s.started.length === 7);
+  t.same(s.checks, [['r5', 'r6', 'r7'], ['r8']], 'checked until a batch of which nothing was recorded');
   s.actor.revoke();
 });
 

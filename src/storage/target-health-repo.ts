@@ -37,17 +37,19 @@ export class TargetHealthRepo {
    */
   async add(buckets: readonly BucketTally[], targets: readonly TargetTally[], streaks: ReadonlyMap<string, number>): Promise<void> {
     if (buckets.length === 0 && targets.length === 0) return;
-    const b = JSON.stringify(buckets.map((x) => ({ t: x.targetId, at: x.bucketAt, n: x.attempts, ok: x.succeeded, s: x.latencyMsSum, m: x.latencyMsMax })));
+    // Times as ISO text: exact to the millisecond (to_timestamp of a float is not).
+    const iso = (ms: number | null | undefined) => (ms == null ? null : new Date(ms).toISOString());
+    const b = JSON.stringify(buckets.map((x) => ({ t: x.targetId, at: iso(x.bucketAt), n: x.attempts, ok: x.succeeded, s: x.latencyMsSum, m: x.latencyMsMax })));
     const t = JSON.stringify(targets.map((x) => ({
-      t: x.targetId, f: x.tailFailures, ls: x.lastSuccessAt, e: x.lastError, ea: x.lastErrorAt, ss: streaks.get(x.targetId) ?? null,
+      t: x.targetId, f: x.tailFailures, ls: iso(x.lastSuccessAt), e: x.lastError, ea: iso(x.lastErrorAt), ss: iso(streaks.get(x.targetId)),
     })));
     await this.sql.begin(async (tx) => {
       await tx`SET LOCAL synchronous_commit = off`;
       // Key order, as every batch writer does: two nodes' batches then wait for each other instead of deadlocking.
       await tx`
         INSERT INTO target_health_buckets (target_id, bucket_at, attempts, succeeded, latency_ms_sum, latency_ms_max)
-        SELECT x.t, to_timestamp(x.at / 1000.0), x.n, x.ok, x.s, x.m
-        FROM json_to_recordset(${b}::text::json) AS x(t bigint, at double precision, n int, ok int, s bigint, m int)
+        SELECT x.t, x.at, x.n, x.ok, x.s, x.m
+        FROM json_to_recordset(${b}::text::json) AS x(t bigint, at timestamptz, n int, ok int, s bigint, m int)
         JOIN targets g ON g.id = x.t
         ORDER BY x.t, x.at
         ON CONFLICT (target_id, bucket_at) DO UPDATE SET
@@ -57,8 +59,9 @@ export class TargetHealthRepo {
           latency_ms_max = greatest(target_health_buckets.latency_ms_max, EXCLUDED.latency_ms_max)`;
       await tx`
         INSERT INTO target_health (target_id, consecutive_failures, last_error, last_error_at, last_success_at, streak_started_at)
-        SELECT x.t, x.f, x.e, to_timestamp(x.ea / 1000.0), to_timestamp(x.ls / 1000.0), to_timestamp(x.ss / 1000.0)
-        FROM json_to_recordset(${t}::text::json) AS x(t bigint, f int, ls double precision, e text, ea double precision, ss double precision)
+        -- A disabled target's streak stays the one that disabled it (an attempt in flight may fail after).
+        SELECT x.t, x.f, x.e, x.ea, x.ls, CASE WHEN g.disabled_at IS NULL THEN x.ss END
+        FROM json_to_recordset(${t}::text::json) AS x(t bigint, f int, ls timestamptz, e text, ea timestamptz, ss timestamptz)
         JOIN targets g ON g.id = x.t
         ORDER BY x.t
         ON CONFLICT (target_id) DO UPDATE SET

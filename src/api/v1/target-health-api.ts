@@ -89,8 +89,9 @@ export function registerTargetHealthApi(router: Router, deps: TargetHealthApiDep
 export function healthJson(r: TargetHealthRow, thresholds: HealthThresholds, now: number): Static<typeof TargetHealthView> {
   const verdict = healthState({ disabledAt: r.disabledAt, failingSince: r.failingSince }, thresholds, now);
   const iso = (d: Date | null) => d?.toISOString() ?? null;
-  // Disabling clears the shared streak start; the one delivery last wrote says when the trouble began.
-  const failingSince = r.failingSince ?? (r.disabledAt !== null ? r.streakStartedAt : null);
+  // Disabling clears the shared streak start (attempts in flight may start another); the
+  // streak delivery last wrote before disabling says when the trouble began.
+  const failingSince = r.disabledAt !== null ? (r.streakStartedAt ?? r.failingSince) : r.failingSince;
   return {
     target: r.name,
     publicId: r.publicId,

@@ -36,6 +36,6 @@ export class ActivityRepo {
       WHERE workspace_id = ${workspaceId}
         ${beforeId === null ? this.sql`` : this.sql`AND id < ${beforeId}::bigint`}
         ${kinds && kinds.length > 0 ? this.sql`AND kind = ANY(${[...kinds]}::text[])` : this.sql``}
-      ORDER BY id DESC LIMIT ${limit}`;
+      ORDER BY activity.id DESC LIMIT ${limit}`;
   }
 }

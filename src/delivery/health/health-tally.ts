@@ -28,21 +28,26 @@ export interface TargetTally {
  * one batched write and starts afresh.
  */
 export class HealthTally {
-  private buckets = new Map<string, BucketTally>();
-  private targets = new Map<string, TargetTally>();
+  /** Per target: its tally, the bucket attempts go to now, and buckets it left since the last take. */
+  private targets = new Map<string, { tally: TargetTally; bucket: BucketTally; older: BucketTally[] }>();
 
   /** One attempt's result (`ok`: the receiver answered 2xx). */
   add(targetId: string, ok: boolean, durationMs: number, error: string | null, atMs: number): void {
     const bucketAt = atMs - (atMs % BUCKET_MS);
-    const key = `${targetId}|${bucketAt}`;
-    let b = this.buckets.get(key);
-    if (!b) this.buckets.set(key, (b = { targetId, bucketAt, attempts: 0, succeeded: 0, latencyMsSum: 0, latencyMsMax: 0 }));
+    let entry = this.targets.get(targetId);
+    if (!entry) {
+      entry = { tally: { targetId, tailFailures: 0, lastSuccessAt: null, lastError: null, lastErrorAt: null }, bucket: emptyBucket(targetId, bucketAt), older: [] };
+      this.targets.set(targetId, entry);
+    } else if (entry.bucket.bucketAt !== bucketAt) {
+      entry.older.push(entry.bucket);
+      entry.bucket = emptyBucket(targetId, bucketAt);
+    }
+    const b = entry.bucket;
     const latency = Math.max(0, Math.round(durationMs));
     b.attempts++;
     b.latencyMsSum += latency;
     if (latency > b.latencyMsMax) b.latencyMsMax = latency;
-    let t = this.targets.get(targetId);
-    if (!t) this.targets.set(targetId, (t = { targetId, tailFailures: 0, lastSuccessAt: null, lastError: null, lastErrorAt: null }));
+    const t = entry.tally;
     if (ok) {
       b.succeeded++;
       t.tailFailures = 0;
@@ -60,9 +65,16 @@ export class HealthTally {
 
   /** Everything counted since the last take. */
   take(): { buckets: BucketTally[]; targets: TargetTally[] } {
-    const out = { buckets: [...this.buckets.values()], targets: [...this.targets.values()] };
-    this.buckets = new Map();
+    const out: { buckets: BucketTally[]; targets: TargetTally[] } = { buckets: [], targets: [] };
+    for (const entry of this.targets.values()) {
+      out.buckets.push(...entry.older, entry.bucket);
+      out.targets.push(entry.tally);
+    }
     this.targets = new Map();
     return out;
   }
+}
+
+function emptyBucket(targetId: string, bucketAt: number): BucketTally {
+  return { targetId, bucketAt, attempts: 0, succeeded: 0, latencyMsSum: 0, latencyMsMax: 0 };
 }

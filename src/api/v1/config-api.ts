@@ -68,12 +68,12 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
     const { ws, caller } = await access(ex);
     const name = checkName(decodePathSegment(ex.params[1]!), 'name');
     const settings = readQueueSettings(await readJsonObject(ex));
-    const wasClosed = settings.ingress === undefined ? null : (await deps.topology.queueByName(ws.id, name))?.settings.ingress === 'closed';
+    // Closing and opening a queue are in the activity feed (a PUT replaces every setting: leaving ingress out opens it).
+    const wasClosed = (await deps.topology.queueByName(ws.id, name))?.settings.ingress === 'closed';
     const result = await deps.topology.upsertQueue(ws.id, name, settings);
     if (result.changed) await changed('queue');
-    // Closing and opening a queue are in the activity feed; other settings are not.
     const isClosed = result.row.settings.ingress === 'closed';
-    if (wasClosed !== null && wasClosed !== isClosed) {
+    if (result.changed && wasClosed !== isClosed) {
       await deps.activity.record(ws.id, { kind: isClosed ? 'queue.closed' : 'queue.opened', actor: actorOf(caller), subject: name, detail: null });
     }
     sendUpserted(ex, result, queueJson(ws, result.row, deps.queueDefaults));
@@ -91,7 +91,7 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
   });
 
   router.add('put', `${base}/targets/:name`, { ...opts, body: checkTargetInput }, async (ex) => {
-    const { ws } = await access(ex);
+    const { ws, caller } = await access(ex);
     const name = checkName(decodePathSegment(ex.params[1]!), 'name');
     const { url, settings } = readTarget(await readJsonObject(ex));
     await checkTargetUrls(deps.guard, url, settings);
@@ -99,6 +99,10 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
     if (existing) checkRouteHeaders(await deps.queueLookup.settingsRoutedTo(existing.id), settings);
     const result = await deps.topology.upsertTarget(ws.id, name, url, settings);
     if (result.changed) await changed('target');
+    // A PUT re-enables a disabled target, as …/enable does.
+    if (existing?.disabledAt && !result.row.disabledAt) {
+      await deps.activity.record(ws.id, { kind: 'target.enabled', actor: actorOf(caller), subject: name, detail: 'by saving its settings' });
+    }
     sendUpserted(ex, result, targetJson(result.row, deps.defaultTimeoutMs));
   });
   router.add('get', `${base}/targets/:name`, opts, async (ex) => {

@@ -140,3 +140,18 @@ t.test('the activity feed: keys, queues, redelivery jobs, who did each; newest f
   t.same((await other.manage('GET', other.tenantPath('/activity'))).body.items, [], 'another workspace sees none of it');
   t.equal((await other.manage('GET', api.tenantPath('/activity'))).status, 404);
 });
+
+t.test('a PUT that leaves ingress out opens a closed queue, a PUT of a disabled target enables it: both in the feed', async (t) => {
+  t.equal((await api.manage('PUT', api.tenantPath('/queues/later'), { ingress: 'closed' })).status, 201);
+  t.equal((await api.manage('PUT', api.tenantPath('/queues/later'), {})).status, 200);
+  t.equal((await api.manage('PUT', api.tenantPath('/targets/sleepy'), { url: 'http://127.0.0.1:9/a' })).status, 201);
+  await sql`UPDATE targets SET disabled_at = now(), disabled_reason = 'test' WHERE name = 'sleepy'`;
+  t.equal((await api.manage('PUT', api.tenantPath('/targets/sleepy'), { url: 'http://127.0.0.1:9/b' })).status, 200);
+  t.equal((await api.manage('GET', api.tenantPath('/targets/sleepy'))).body.disabled, false);
+  const feed = (await api.manage('GET', api.tenantPath('/activity?kind=queue.closed,queue.opened,target.enabled&limit=3'))).body.items;
+  t.same(feed.map((e: { kind: string; subject: string; detail: string | null }) => [e.kind, e.subject, e.detail]), [
+    ['target.enabled', 'sleepy', 'by saving its settings'],
+    ['queue.opened', 'later', null],
+    ['queue.closed', 'later', null],
+  ]);
+});

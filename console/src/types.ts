@@ -137,3 +137,55 @@ export interface Items<T> {
 export interface Data<T> {
   data: T[];
 }
+
+/** GET /v1/tenants/{t}/target-health: one target's health (docs/api.md#target-health). */
+export interface TargetHealth {
+  target: string;
+  publicId: string;
+  state: 'active' | 'failing' | 'warning' | 'disabled';
+  failingSince: string | null;
+  warnsAt: string | null;
+  disablesAt: string | null;
+  disabledAt: string | null;
+  disabledReason: string | null;
+  consecutiveFailures: number;
+  lastError: string | null;
+  lastErrorAt: string | null;
+  lastSuccessAt: string | null;
+  attempts: number;
+  successRate: number | null;
+  latencyMsMean: number | null;
+  latencyMsMax: number | null;
+}
+
+export interface TargetHealthList {
+  window: '1h' | '24h' | '7d';
+  warnAfterFailingSeconds: number;
+  disableAfterFailingSeconds: number;
+  items: TargetHealth[];
+}
+
+/** GET /v1/tenants/{t}/redelivery-jobs/{id}: a bulk redelivery or replay job. */
+export interface RedeliveryJob {
+  jobId: string;
+  kind: 'failed' | 'replay';
+  status: 'running' | 'done' | 'failed' | 'cancelled';
+  total: number;
+  done: number;
+  failed: number;
+  from: string;
+  to: string;
+  error: string | null;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+/** GET /v1/tenants/{t}/activity: one entry of the workspace's activity feed. */
+export interface ActivityEntry {
+  id: string;
+  at: string;
+  kind: string;
+  actor: string;
+  subject: string | null;
+  detail: string | null;
+}

@@ -26,16 +26,23 @@ import { ConsoleSessionRepo } from '../storage/console-session-repo.js';
 import { OidcClient } from '../auth/oidc-client.js';
 import { registerConsoleApi } from './console/console-api.js';
 import { registerConsoleStatic } from './console/console-static.js';
+import { ActivityRepo } from '../storage/activity-repo.js';
+import { TargetHealthRepo } from '../storage/target-health-repo.js';
+import { registerActivityApi } from './v1/activity-api.js';
+import { registerTargetHealthApi } from './v1/target-health-api.js';
+import { registerWorkspaceCreateApi } from './v1/workspace-create-api.js';
 
 /** Registers the management API routes: the configuration API (/v1) and the producer API (/waas). */
 export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle> {
   const verifier = new ConsoleJwtVerifier(ctx.config.auth.console);
   const consoleConfig = ctx.config.console;
   const sessions = new ConsoleSessions(new ConsoleSessionRepo(ctx.sql), ctx.keys, consoleConfig.sessionTtlSeconds);
+  const memberships = new MembershipRepo(ctx.sql);
+  const activity = new ActivityRepo(ctx.sql);
   const auth = new ManagementAuth(
     ctx.keys,
     ctx.topology,
-    { verifier, memberships: new MembershipRepo(ctx.sql) },
+    { verifier, memberships },
     { sessions, publicUrl: consoleConfig.publicUrl },
   );
   registerConfigApi(ctx.router, {
@@ -49,6 +56,7 @@ export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle>
     queueDefaults: { hopBudget: ctx.config.ingress.hopBudget, dedupWindowSeconds: ctx.config.ingress.dedupWindowSeconds },
     queueLookup: new QueueLookupRepo(ctx.sql),
     keys: new KeyRepo(ctx.sql),
+    activity,
   });
   registerWorkspaceApi(ctx.router, {
     auth, topology: ctx.topology, bus: ctx.bus, maxBodyBytes: ctx.config.server.maxManagementBodyBytes, retentionHours: ctx.config.retention.hours,
@@ -83,6 +91,17 @@ export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle>
     bus: ctx.bus,
     defaultTimeoutMs: ctx.config.delivery.timeoutMs,
     queueDefaults: { hopBudget: ctx.config.ingress.hopBudget, dedupWindowSeconds: ctx.config.ingress.dedupWindowSeconds },
+    activity,
+  });
+  // Target health, the activity feed and new workspaces (issue 26).
+  registerTargetHealthApi(ctx.router, {
+    auth,
+    health: new TargetHealthRepo(ctx.sql),
+    thresholds: { warnAfterMs: ctx.config.delivery.warnAfterFailingSeconds * 1000, disableAfterMs: ctx.config.delivery.disableAfterFailingSeconds * 1000 },
+  });
+  registerActivityApi(ctx.router, { auth, activity });
+  registerWorkspaceCreateApi(ctx.router, {
+    auth, licenses: new LicenseRepo(ctx.sql), memberships, activity, maxBodyBytes: ctx.config.server.maxManagementBodyBytes,
   });
   registerEventListApi(ctx, auth);
   const redeliveryJobs = registerRedeliveryJobsApi(ctx, auth);

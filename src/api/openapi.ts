@@ -12,7 +12,10 @@ import {
   AttemptView, DeliveryView, EventListItemView, EventListView, EventView, RedeliveryDryRunView, RedeliveryJobStartedView, RedeliveryJobView, RedeliveryQueuedView,
   SandboxRunView,
 } from './events/event-views.js';
-import { RedeliveryJobInput } from './events/redelivery-jobs-api.js';
+import { RedeliveryJobInput, ReplayInput } from './events/redelivery-jobs-api.js';
+import { ActivityEntryView, ActivityListView } from './v1/activity-api.js';
+import { TargetHealthListView, TargetHealthView } from './v1/target-health-api.js';
+import { WorkspaceInput } from './v1/workspace-create-api.js';
 import { ApiKeyInput } from './v1/config-api.js';
 import { QueueInput } from './v1/queue-input.js';
 import {
@@ -57,6 +60,7 @@ const DOCUMENT = fileURLToPath(new URL('../../src/api/openapi.yaml', import.meta
 export const BODY_SCHEMAS: readonly object[] = [
   QueueInput, TargetInput, WorkspacePatch, ApiKeyInput, SigningKeyInput, RedeliverInput, RedeliveryJobInput, ConsoleSignInInput,
   StreamInput, EnableProducerInput, IntegrationInviteInput, IntegrationAcceptInput, CatalogEntryRefInput, ActivationInput, PackageInput,
+  ReplayInput, WorkspaceInput,
 ];
 
 /**
@@ -101,6 +105,7 @@ export const ANSWER_SCHEMAS: readonly object[] = [
   ProducerEnabledView, IntegrationAcceptedView, ReceivedIntegrationView, ReceivedIntegrationListView, DistributionSeriesView,
   CatalogEntryListView, IntegrationListView, SubscriptionListView, ActivationListView, PackageListView,
   ConsoleConfigView, ConsoleSessionView, ErrorView,
+  TargetHealthView, TargetHealthListView, ActivityEntryView, ActivityListView,
 ];
 
 /** The OpenAPI document as JSON text, built once. */

@@ -181,15 +181,35 @@ export class ManagementAuth {
    * cannot reach is 404. Returns the caller's key profile, or `build` for a
    * console writer (Owners and Admins may create keys of any profile).
    */
-  async configWorkspace(exchange: Exchange, tenantPublicId: string): Promise<{ ws: WorkspaceRow; profile: KeyProfile }> {
+  async configWorkspace(exchange: Exchange, tenantPublicId: string): Promise<{ ws: WorkspaceRow; profile: KeyProfile; caller: Caller }> {
     const caller = await this.authenticateCaller(exchange);
     const write = exchange.method !== 'GET';
     if (caller.kind === 'key') {
       if (write) this.require(caller, 'configure');
-      return { ws: await this.workspace(caller, tenantPublicId), profile: caller.profile };
+      return { ws: await this.workspace(caller, tenantPublicId), profile: caller.profile, caller };
     }
     const ws = await this.waasWorkspace(caller, tenantPublicId, write ? 'write' : 'read');
-    return { ws, profile: 'build' };
+    return { ws, profile: 'build', caller };
+  }
+
+  /**
+   * Who may create a workspace in the license (`POST /v1/licenses/{license}/workspaces`):
+   * a key of that license not scoped to one workspace with the `configure`
+   * permission (full or build), or a console user who is Owner of one of its
+   * workspaces. Another license is 404, as for reads.
+   */
+  async licenseCreator(exchange: Exchange, licensePublicId: string): Promise<{ licenseId: string; caller: Caller }> {
+    const caller = await this.authenticateCaller(exchange);
+    const scope = await this.licenseScopeOf(caller, licensePublicId);
+    if (caller.kind === 'key') {
+      this.require(caller, 'configure');
+      if (caller.workspaceId !== null) throw new ServiceError('missing_permission', 'A key scoped to one workspace cannot create workspaces; use a key of the whole license.');
+      return { licenseId: scope.licenseId, caller };
+    }
+    // A one-time-link session reaches its one workspace only: a new one would be out of its reach.
+    const owner = !caller.grant && this.console !== null && (await this.console.memberships.ownsLicense(scope.licenseId, caller.subject));
+    if (!owner) throw new ServiceError('missing_permission', 'Only an Owner of the license can create workspaces.');
+    return { licenseId: scope.licenseId, caller };
   }
 
   /**

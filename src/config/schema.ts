@@ -170,6 +170,10 @@ export const schema = closed({
     sandboxSpeedup: int(1, 1_000_000),
     oauthRefreshMarginSeconds: int(0, 3_600),
     disableAfterFailingSeconds: int(1, 365 * 86_400),
+    // Target health (docs/delivery.md#target-health): a failing target is announced as `warning` after this long.
+    warnAfterFailingSeconds: int(1, 365 * 86_400),
+    // How often a delivery node adds its per-target attempt counters to the database.
+    healthFlushMs: int(10, 600_000),
   }),
   log: closed({
     level: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),

@@ -15,6 +15,10 @@ import { QueueLookupRepo } from '../storage/queue-lookup-repo.js';
 import { SigningKeyRepo } from '../storage/signing-key-repo.js';
 import { KeyEncryption } from '../storage/key-encryption.js';
 import { TargetStateRepo } from '../storage/target-state-repo.js';
+import { ActivityRepo } from '../storage/activity-repo.js';
+import { TargetHealthRepo } from '../storage/target-health-repo.js';
+import { DELIVERY_ACTOR } from '../activity/activity-kinds.js';
+import { HealthRecorder } from './health/health-recorder.js';
 import { DeliveryStep } from './delivery-step.js';
 import { DeliverySupervisor } from './delivery-supervisor.js';
 import { ParkWriter } from './park-writer.js';
@@ -48,6 +52,17 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
   const parkRepo = new ParkedDeliveryRepo(sql);
   const parkWriter = new ParkWriter(parkRepo, d.parking.flushMs, log);
   const targetState = new TargetStateRepo(sql);
+  const activity = new ActivityRepo(sql);
+  const streaks = new FailureStreaks(targetState, d.disableAfterFailingSeconds * 1000);
+  const health = new HealthRecorder(
+    new TargetHealthRepo(sql),
+    activity,
+    (targetId) => streaks.since(targetId),
+    { warnAfterMs: d.warnAfterFailingSeconds * 1000, disableAfterMs: d.disableAfterFailingSeconds * 1000 },
+    d.healthFlushMs,
+    log,
+  );
+  health.start();
   const stream = deliveryStream(config.kafka);
   const step = new DeliveryStep({
     stream,
@@ -56,10 +71,13 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
     deliveryRecords,
     async disableTarget(target, reason) {
       // Every node's route cache learns it through the bus; later jobs of the target become `blocked`.
-      if (await targetState.disable(target.id, reason)) await ctx.bus.publish('target');
+      if (await targetState.disable(target.id, reason)) {
+        await ctx.bus.publish('target');
+        await activity.recordForTarget(target.id, { kind: 'target.disabled', actor: DELIVERY_ACTOR, detail: reason });
+      }
     },
     sandboxSpeedup: d.sandboxSpeedup,
-    streaks: new FailureStreaks(targetState, d.disableAfterFailingSeconds * 1000),
+    streaks,
     log,
   });
   const reader = ctx.eventLog.openReader(ctx.log.child({ component: 'consumer' }));
@@ -102,6 +120,7 @@ export async function startDeliveryRole(ctx: NodeContext): Promise<RoleHandle> {
       dispatcher.close();
       flows.close();
       await parkWriter.close();
+      await health.stop();
       await deliveryRecords.flush().catch((err: unknown) => log.warn({ err }, 'delivery records not flushed at shutdown'));
     },
   };

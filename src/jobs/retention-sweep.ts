@@ -148,12 +148,19 @@ export class RetentionSweep {
       const wsCutoff = new Date(now - ws.retentionMs);
       deleted += await batches(() => this.repo.deleteWorkspaceEvents(ws.workspaceId, wsCutoff, limit), limit);
       deleted += await batches(() => this.repo.deleteFinishedJobs(wsCutoff, limit, ws.workspaceId), limit);
+      deleted += await batches(() => this.repo.deleteActivity(wsCutoff, limit, ws.workspaceId), limit);
     }
     deleted += await batches(() => this.repo.deleteFinishedJobs(cutoff, limit), limit);
+    deleted += await batches(() => this.repo.deleteActivity(cutoff, limit), limit);
+    // Target health reads at most 7 days of counters, whatever the retention.
+    deleted += await batches(() => this.repo.deleteHealthBuckets(new Date(now - HEALTH_BUCKETS_KEPT_MS), limit), limit);
     deleted += await batches(() => this.repo.deleteUnclaimedRequests(cutoff, limit), limit);
     return { created, dropped, deleted, durationMs: performance.now() - started };
   }
 }
+
+/** The widest target-health window (GET …/target-health?window=7d). */
+const HEALTH_BUCKETS_KEPT_MS = 7 * 86_400_000;
 
 /** Runs a bounded delete until it deletes less than a full batch (or MAX_BATCHES times); the rows deleted. */
 async function batches(step: () => Promise<number>, limit: number): Promise<number> {

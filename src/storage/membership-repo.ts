@@ -21,6 +21,14 @@ export class MembershipRepo {
     return rows.length > 0;
   }
 
+  /** True when the subject is Owner of any workspace of the license: it may create workspaces in it. */
+  async ownsLicense(licenseId: string, subject: string): Promise<boolean> {
+    const rows = await this.sql`
+      SELECT 1 FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+      WHERE w.license_id = ${licenseId} AND m.subject = ${subject} AND m.role = 'Owner' LIMIT 1`;
+    return rows.length > 0;
+  }
+
   /** The license's id and the ids of its workspaces the subject has a role on (any role); null when none. */
   async workspacesInLicense(licensePublicId: string, subject: string): Promise<{ licenseId: string; workspaceIds: string[] } | null> {
     const rows = await this.sql<{ licenseId: string; workspaceId: string }[]>`

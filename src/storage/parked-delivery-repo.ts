@@ -116,8 +116,9 @@ export class ParkedDeliveryRepo {
 
   /**
    * Turns the redelivery requests of these partitions into parked lanes of
-   * their own, due at once, in one transaction: a crash either leaves the
-   * request or the lane, never neither.
+   * their own (or the lane a replay named, one per partition key: its rows
+   * then run in offset order), due at once, in one transaction: a crash
+   * either leaves the request or the lane, never neither.
    */
   async claimRedeliveries(stream: string, partitions: readonly number[]): Promise<Array<{ partition: number; targetId: string; laneKey: string }>> {
     if (partitions.length === 0) return [];
@@ -125,10 +126,10 @@ export class ParkedDeliveryRepo {
       WITH claimed AS (
         DELETE FROM redelivery_requests
         WHERE log_stream = ${stream} AND log_partition = ANY(${[...partitions]}::int[])
-        RETURNING id, log_stream, log_partition, target_id, seq, event_id, record
+        RETURNING id, log_stream, log_partition, target_id, seq, event_id, record, lane_key
       )
       INSERT INTO parked_deliveries (log_stream, log_partition, target_id, lane_key, seq, event_id, record, next_attempt_at)
-      SELECT log_stream, log_partition, target_id, 'r:' || id, seq, event_id, record, now() FROM claimed
+      SELECT log_stream, log_partition, target_id, coalesce(lane_key, 'r:' || id), seq, event_id, record, now() FROM claimed
       ON CONFLICT DO NOTHING
       RETURNING log_partition AS partition, target_id::text AS "targetId", lane_key AS "laneKey"`;
   }

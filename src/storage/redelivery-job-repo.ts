@@ -2,13 +2,16 @@ import type { Sql } from './db.js';
 import { newId } from '../ids.js';
 import { linePattern } from './delivery-state-codec.js';
 
-export type RedeliveryJobStatus = 'running' | 'done' | 'failed';
+export type RedeliveryJobStatus = 'running' | 'done' | 'failed' | 'cancelled';
+/** failed: the target's failed deliveries in [from, to); replay: every delivery it did not acknowledge since `from` (migration 110). */
+export type RedeliveryJobKind = 'failed' | 'replay';
 
 export interface RedeliveryJobRow {
   id: string;
   publicId: string;
   workspaceId: string;
   targetId: string;
+  kind: RedeliveryJobKind;
   from: Date;
   to: Date;
   cutoff: string;
@@ -56,7 +59,7 @@ export class RedeliveryJobRepo {
 
   /** A job row; the cutoff as text with its microseconds (a JS Date would round them). */
   private columns() {
-    return this.sql`id::text, public_id AS "publicId", workspace_id::text AS "workspaceId", target_id::text AS "targetId",
+    return this.sql`id::text, public_id AS "publicId", workspace_id::text AS "workspaceId", target_id::text AS "targetId", kind,
       from_at AS "from", to_at AS "to", ${this.sql.unsafe(MICROS('cutoff_at'))} AS "cutoff", status, total, done, failed, error,
       created_at AS "createdAt", finished_at AS "finishedAt"`;
   }
@@ -106,11 +109,11 @@ export class RedeliveryJobRepo {
    * A running job whose node stopped beating is failed first, so it does not
    * block the target forever.
    */
-  async create(r: FailedRange, total: number, staleAfterMs: number): Promise<RedeliveryJobRow | null> {
+  async create(r: FailedRange, total: number, staleAfterMs: number, kind: RedeliveryJobKind = 'failed'): Promise<RedeliveryJobRow | null> {
     await this.expireStale(staleAfterMs);
     const rows = await this.sql<RedeliveryJobRow[]>`
-      INSERT INTO redelivery_jobs (public_id, workspace_id, target_id, from_at, to_at, cutoff_at, status, total)
-      VALUES (${newId('rdj')}, ${r.workspaceId}, ${r.targetId}, ${r.from}, ${r.to}, ${r.cutoff}, 'running', ${total})
+      INSERT INTO redelivery_jobs (public_id, workspace_id, target_id, from_at, to_at, cutoff_at, status, total, kind)
+      VALUES (${newId('rdj')}, ${r.workspaceId}, ${r.targetId}, ${r.from}, ${r.to}, ${r.cutoff}, 'running', ${total}, ${kind})
       ON CONFLICT (target_id) WHERE status = 'running' DO NOTHING
       RETURNING ${this.columns()}`;
     return rows[0] ?? null;
@@ -123,11 +126,22 @@ export class RedeliveryJobRepo {
     return row ?? null;
   }
 
-  /** Adds to the job's counters; also its heartbeat. */
-  async progress(id: string, done: number, failed: number): Promise<void> {
-    await this.sql`
+  /** Adds to the job's counters; also its heartbeat. False when the job is no longer running (cancelled). */
+  async progress(id: string, done: number, failed: number): Promise<boolean> {
+    const rows = await this.sql`
       UPDATE redelivery_jobs SET done = done + ${done}, failed = failed + ${failed}, heartbeat_at = now()
       WHERE id = ${id} AND status = 'running'`;
+    return rows.count > 0;
+  }
+
+  /** Cancels a running job (whichever node runs it stops at its next batch); the job as it stands, null when there is none. */
+  async cancel(workspaceId: string, publicId: string): Promise<RedeliveryJobRow | null> {
+    await this.sql`
+      UPDATE redelivery_jobs SET status = 'cancelled', finished_at = now()
+      WHERE workspace_id = ${workspaceId} AND public_id = ${publicId} AND status = 'running'`;
+    const [row] = await this.sql<RedeliveryJobRow[]>`
+      SELECT ${this.columns()} FROM redelivery_jobs WHERE workspace_id = ${workspaceId} AND public_id = ${publicId}`;
+    return row ?? null;
   }
 
   async heartbeat(id: string): Promise<void> {

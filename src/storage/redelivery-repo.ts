@@ -9,6 +9,8 @@ export interface RedeliveryInput {
   seq: bigint;
   eventId: string;
   record: Buffer;
+  /** The parked lane it joins (a replay: one per partition key, so they go in order); absent: a lane of its own. */
+  laneKey?: string;
 }
 
 /**
@@ -28,6 +30,7 @@ export class RedeliveryRepo {
         seq: r.seq.toString(),
         event_id: r.eventId,
         record: r.record,
+        lane_key: r.laneKey ?? null,
       })))}`;
   }
 }

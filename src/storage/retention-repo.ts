@@ -163,6 +163,24 @@ export class RetentionRepo {
     return rows.count;
   }
 
+  /** Deletes up to `limit` activity entries older than `cutoff` (of one workspace, or all; migration 110). */
+  async deleteActivity(cutoff: Date, limit: number, workspaceId?: string): Promise<number> {
+    const rows = await this.sql`
+      DELETE FROM activity WHERE id = ANY(ARRAY(
+        SELECT id FROM activity WHERE at < ${cutoff}
+          ${workspaceId !== undefined ? this.sql`AND workspace_id = ${workspaceId}` : this.sql``}
+        LIMIT ${limit}))`;
+    return rows.count;
+  }
+
+  /** Deletes up to `limit` target-health counter buckets older than `cutoff`. */
+  async deleteHealthBuckets(cutoff: Date, limit: number): Promise<number> {
+    const rows = await this.sql`
+      DELETE FROM target_health_buckets WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM target_health_buckets WHERE bucket_at < ${cutoff} LIMIT ${limit}))`;
+    return rows.count;
+  }
+
   /**
    * Deletes up to `limit` redelivery requests no owner claimed before `cutoff`
    * (their partition had no owner for the whole retention; the record they

@@ -4,6 +4,7 @@ import { href } from '../route';
 import { useSession } from '../session';
 import type { ApiKey, Items, Workspace } from '../types';
 import { ActionButton, ErrorLine, Field, Loading, SecretOnce, Tabs, val, when } from '../ui';
+import { NewWorkspaceForm } from './workspace-new';
 
 /** The license's Home page: its workspaces, and the API keys tab. */
 export function LicenseHome(props: { tab: 'workspaces' | 'keys' }) {
@@ -34,6 +35,8 @@ function WorkspaceList() {
   if (!list) return <Loading />;
   const role = (t: string) => session.workspaces.find((w) => w.tenantPublicId === t)?.role;
   return (
+    <>
+    {session.licensePublicId && <NewWorkspaceForm licensePublicId={session.licensePublicId} />}
     <table class="list" data-testid="workspaces">
       <thead><tr><th>Workspace</th><th>ID</th><th>Your role</th><th>Created</th></tr></thead>
       <tbody>
@@ -47,6 +50,7 @@ function WorkspaceList() {
         ))}
       </tbody>
     </table>
+    </>
   );
 }
 

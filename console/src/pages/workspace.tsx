@@ -6,6 +6,8 @@ import type { Data, Items, Queue, Route, Target } from '../types';
 import { ActionButton, Badge, ErrorLine, Field, Loading, SecretOnce, Tabs, val, when } from '../ui';
 import { QueueForm } from './queue-form';
 import { TargetForm } from './target-form';
+import { ActivityPage } from './activity';
+import { HealthBadge, ReplayPanel, healthLine, rate, useTargetHealth } from './target-health';
 
 /** A workspace: queues, targets, routes and signing keys (docs/api.md#configuration-api); archive and restore it. */
 export function WorkspacePage(props: { tenant: string; tab: string; sub: string | undefined }) {
@@ -20,6 +22,7 @@ export function WorkspacePage(props: { tenant: string; tab: string; sub: string 
     { id: 'producer', label: 'Producer', href: href(['w', t, 'producer']) },
     { id: 'partner', label: 'Partner', href: href(['w', t, 'partner']) },
     { id: 'sandbox', label: 'Sandbox', href: href(['w', t, 'sandbox']) },
+    { id: 'activity', label: 'Activity', href: href(['w', t, 'activity']) },
   ];
   return (
     <section>
@@ -32,6 +35,7 @@ export function WorkspacePage(props: { tenant: string; tab: string; sub: string 
       {props.tab === 'targets' ? <Targets tenant={t} sub={props.sub} />
         : props.tab === 'routes' ? <Routes tenant={t} />
         : props.tab === 'signing-keys' ? <SigningKeys tenant={t} />
+        : props.tab === 'activity' ? <ActivityPage tenant={t} />
         : <Queues tenant={t} sub={props.sub} />}
     </section>
   );
@@ -166,6 +170,13 @@ function Targets(props: { tenant: string; sub: string | undefined }) {
   const t = props.tenant;
   const canWrite = useCanWrite(t);
   const { data, error, reload } = useLoad(() => get<Items<Target>>(`/v1/tenants/${seg(t)}/targets`).then((r) => r.items), [t]);
+  // Health (state, failing since, last error, success rate) is read again every few seconds.
+  const { health, bump } = useTargetHealth(t);
+  const [replaying, setReplaying] = useState<string | null>(null);
+  // Health is polled, the list is not: when they disagree on disabled (delivery disabled one meanwhile), read the list again.
+  useEffect(() => {
+    if (data && health && data.some((x) => health.items.some((h) => h.target === x.name && (h.state === 'disabled') !== x.disabled))) void reload();
+  }, [health]);
   if (props.sub === 'new' || (props.sub && data)) {
     const existing = props.sub === 'new' ? null : data?.find((x) => x.name === props.sub) ?? null;
     if (props.sub !== 'new' && !existing) return <p class="error">No target named {props.sub}.</p>;
@@ -173,27 +184,47 @@ function Targets(props: { tenant: string; sub: string | undefined }) {
   }
   if (error) return <ErrorLine error={error} />;
   if (!data) return <Loading />;
+  const of = (name: string) => health?.items.find((h) => h.target === name);
+  // A replay starts a little before the trouble did: what the target acknowledged is never sent again anyway.
+  const replaySince = (name: string) => {
+    const since = of(name)?.failingSince;
+    return since ? new Date(new Date(since).getTime() - 5 * 60_000).toISOString() : null;
+  };
+  const disabled = data.filter((x) => x.disabled);
   return (
     <div>
       <p><a class={`button primary${canWrite ? '' : ' disabled'}`} aria-disabled={!canWrite} href={canWrite ? href(['w', t, 'targets', 'new']) : undefined}>New target</a></p>
-      {data.filter((x) => x.disabled).map((x) => (
+      {disabled.map((x) => (
         <div class="banner" role="alert" key={`d-${x.name}`} data-testid="disabled-banner">
           Target <strong>{x.name}</strong> is disabled because {x.disabledReason ?? 'it failed for too long'}{x.disabledAt ? ` (since ${when(x.disabledAt)})` : ''}.{' '}
-          <ActionButton label="Re-enable" disabled={!canWrite} run={async () => { await post(`/v1/tenants/${seg(t)}/targets/${seg(x.name)}/enable`); await reload(); }} />
+          <ActionButton label="Re-enable" disabled={!canWrite} run={async () => { await post(`/v1/tenants/${seg(t)}/targets/${seg(x.name)}/enable`); await reload(); bump(); setReplaying(x.name); }} />
+          {' '}<button type="button" disabled={!canWrite} onClick={() => setReplaying(x.name)}>Replay what it missed</button>
         </div>
       ))}
+      {replaying && <ReplayPanel key={replaying} tenant={t} target={replaying} since={replaySince(replaying)} canWrite={canWrite} />}
       <table class="list" data-testid="targets">
-        <thead><tr><th>Target</th><th>URL</th><th>Auth</th><th>State</th></tr></thead>
+        <thead><tr><th>Target</th><th>URL</th><th>Auth</th><th>State</th><th>Failing since</th><th>Last error</th><th>Success (1 h)</th><th /></tr></thead>
         <tbody>
-          {data.length === 0 && <tr><td colSpan={4} class="muted">No targets yet.</td></tr>}
-          {data.map((x) => (
-            <tr key={x.name} data-target={x.name}>
-              <td><a href={href(['w', t, 'targets', x.name])}>{x.name}</a></td>
-              <td class="wrap"><code>{x.url}</code></td>
-              <td>{x.auth.mode}</td>
-              <td><Badge value={x.disabled ? 'disabled' : 'enabled'} /></td>
-            </tr>
-          ))}
+          {data.length === 0 && <tr><td colSpan={8} class="muted">No targets yet.</td></tr>}
+          {data.map((x) => {
+            const h = of(x.name);
+            return (
+              <tr key={x.name} data-target={x.name} data-state={h?.state ?? (x.disabled ? 'disabled' : 'active')}>
+                <td><a href={href(['w', t, 'targets', x.name])}>{x.name}</a></td>
+                <td class="wrap"><code>{x.url}</code></td>
+                <td>{x.auth.mode}</td>
+                <td>{h ? <HealthBadge health={h} /> : <Badge value={x.disabled ? 'disabled' : 'active'} />}</td>
+                <td title={h ? healthLine(h) : undefined}>{when(h?.failingSince)}</td>
+                <td class="wrap">{h?.lastError ?? '—'}</td>
+                <td>{h ? rate(h) : '—'}</td>
+                <td class="actions">
+                  {h && h.state !== 'active' && h.state !== 'disabled' && (
+                    <button type="button" disabled={!canWrite} onClick={() => setReplaying(x.name)}>Replay</button>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
     </div>

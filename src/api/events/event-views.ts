@@ -95,8 +95,9 @@ export const EventListItemView = Type.Object(
 export const RedeliveryJobView = Type.Object(
   {
     jobId: Type.String({ pattern: '^rdj_' }),
-    status: oneOf(['running', 'done', 'failed'] as const),
-    total: Type.Integer({ description: 'failed deliveries in the range when the job started' }),
+    kind: oneOf(['failed', 'replay'] as const),
+    status: oneOf(['running', 'done', 'failed', 'cancelled'] as const),
+    total: Type.Integer({ description: 'failed deliveries in the range (a replay: deliveries not acknowledged since from) when the job started' }),
     done: Type.Integer({ description: 'handed to delivery again (now pending)' }),
     failed: Type.Integer({ description: 'could not be redelivered: the event log no longer holds the event (retention)' }),
     from: time(),
@@ -108,7 +109,8 @@ export const RedeliveryJobView = Type.Object(
   {
     title: 'RedeliveryJob',
     additionalProperties: false,
-    description: 'status failed: the job stopped (its management node stopped or died, or an error); deliveries handed over before stay handed over',
+    description:
+      'kind failed: the failed deliveries of events received in [from, to); replay: every delivery the target did not acknowledge (failed or blocked) of events received from `from` until the job started (`to`). status failed: the job stopped (its management node stopped or died, or an error); cancelled: POST …/cancel stopped it. Deliveries handed over before stay handed over',
   },
 );
 

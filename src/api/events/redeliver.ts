@@ -13,6 +13,8 @@ export interface RedeliveryOrder {
   logOffset: bigint;
   /** The event's receive time, ISO-8601 (with the id, its row's key, migration 090). */
   receivedAt: string;
+  /** The parked lane the redelivery joins (a replay's per partition key); absent: a lane of its own. */
+  laneKey?: string;
 }
 
 /**
@@ -40,7 +42,9 @@ export async function redeliver(
     }
     found.push(order);
     for (const targetId of order.targetIds) {
-      requests.push({ stream, partition: order.logPartition, targetId, seq: order.logOffset, eventId: order.eventId, record: bytes });
+      const request: RedeliveryInput = { stream, partition: order.logPartition, targetId, seq: order.logOffset, eventId: order.eventId, record: bytes };
+      if (order.laneKey !== undefined) request.laneKey = order.laneKey;
+      requests.push(request);
     }
   }
   await repos.redeliveries.request(requests);

@@ -1,4 +1,6 @@
-import type { ManagementAuth } from '../../auth/management-auth.js';
+import { actorOf } from '../../activity/activity-kinds.js';
+import type { ActivityRepo } from '../../storage/activity-repo.js';
+import type { Caller, ManagementAuth } from '../../auth/management-auth.js';
 import type { InvalidationBus } from '../../cache/invalidation-bus.js';
 import type { KeyRepo } from '../../storage/key-repo.js';
 import type { QueueDefaults } from '../../routing/queue-settings.js';
@@ -42,6 +44,8 @@ export interface ConfigApiDeps {
   queueDefaults: QueueDefaults;
   queueLookup: QueueLookupRepo;
   keys: KeyRepo;
+  /** The workspace activity feed: keys created and revoked, queues closed and opened. */
+  activity: ActivityRepo;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -56,16 +60,22 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
   const opts = { maxBodyBytes: deps.maxBodyBytes };
   const base = '/v1/tenants/:tenant';
 
-  const access = (exchange: Exchange): Promise<{ ws: WorkspaceRow; profile: KeyProfile }> =>
+  const access = (exchange: Exchange): Promise<{ ws: WorkspaceRow; profile: KeyProfile; caller: Caller }> =>
     deps.auth.configWorkspace(exchange, decodePathSegment(exchange.params[0]!));
   const changed = async (scope: string) => deps.bus.publish(scope);
 
   router.add('put', `${base}/queues/:name`, { ...opts, body: checkQueueInput }, async (ex) => {
-    const { ws } = await access(ex);
+    const { ws, caller } = await access(ex);
     const name = checkName(decodePathSegment(ex.params[1]!), 'name');
     const settings = readQueueSettings(await readJsonObject(ex));
+    // Closing and opening a queue are in the activity feed (a PUT replaces every setting: leaving ingress out opens it).
+    const wasClosed = (await deps.topology.queueByName(ws.id, name))?.settings.ingress === 'closed';
     const result = await deps.topology.upsertQueue(ws.id, name, settings);
     if (result.changed) await changed('queue');
+    const isClosed = result.row.settings.ingress === 'closed';
+    if (result.changed && wasClosed !== isClosed) {
+      await deps.activity.record(ws.id, { kind: isClosed ? 'queue.closed' : 'queue.opened', actor: actorOf(caller), subject: name, detail: null });
+    }
     sendUpserted(ex, result, queueJson(ws, result.row, deps.queueDefaults));
   });
   router.add('get', `${base}/queues/:name`, opts, async (ex) => {
@@ -81,7 +91,7 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
   });
 
   router.add('put', `${base}/targets/:name`, { ...opts, body: checkTargetInput }, async (ex) => {
-    const { ws } = await access(ex);
+    const { ws, caller } = await access(ex);
     const name = checkName(decodePathSegment(ex.params[1]!), 'name');
     const { url, settings } = readTarget(await readJsonObject(ex));
     await checkTargetUrls(deps.guard, url, settings);
@@ -89,6 +99,10 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
     if (existing) checkRouteHeaders(await deps.queueLookup.settingsRoutedTo(existing.id), settings);
     const result = await deps.topology.upsertTarget(ws.id, name, url, settings);
     if (result.changed) await changed('target');
+    // A PUT re-enables a disabled target, as …/enable does.
+    if (existing?.disabledAt && !result.row.disabledAt) {
+      await deps.activity.record(ws.id, { kind: 'target.enabled', actor: actorOf(caller), subject: name, detail: 'by saving its settings' });
+    }
     sendUpserted(ex, result, targetJson(result.row, deps.defaultTimeoutMs));
   });
   router.add('get', `${base}/targets/:name`, opts, async (ex) => {
@@ -132,7 +146,7 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
   });
 
   router.add('post', `${base}/keys`, { ...opts, body: checkApiKeyInput }, async (ex) => {
-    const { profile: callerProfile, ws } = await access(ex);
+    const { profile: callerProfile, ws, caller } = await access(ex);
     const body = await readBody(ex, checkApiKeyInput);
     const profile: KeyProfile = body.profile ?? 'ingress';
     const name = body.name ?? undefined;
@@ -141,6 +155,7 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
       throw new ServiceError('missing_permission', `A ${callerProfile} key cannot create a ${profile} key.`);
     }
     const key = await deps.licenses.createKey({ licenseId: ws.licenseId, workspaceId: ws.id, profile, name, queueScopes: queueScopes ?? null });
+    await deps.activity.record(ws.id, { kind: 'key.created', actor: actorOf(caller), subject: key.keyId, detail: `profile ${profile}${name ? `, name ${name}` : ''}` });
     const answer: Static<typeof ApiKeyCreatedView> = { keyId: key.keyId, key: key.wire, profile, tenantPublicId: ws.publicId, queueScopes: queueScopes ?? null };
     ex.sendJson(201, answer);
   });
@@ -162,13 +177,16 @@ export function registerConfigApi(router: Router, deps: ConfigApiDeps): void {
   // Idempotent (docs/api.md#errors): again, an unknown id or another workspace's → 204, nothing changes.
   // A key cannot revoke one of a higher profile than its own, as it could not have made it.
   router.add('del', `${base}/keys/:keyId`, opts, async (ex) => {
-    const { profile: callerProfile, ws } = await access(ex);
+    const { profile: callerProfile, ws, caller } = await access(ex);
     const keyId = decodePathSegment(ex.params[1]!);
     const target = await deps.keys.profileOf(ws.id, keyId);
     if (target !== null && PROFILE_RANK[target] > PROFILE_RANK[callerProfile]) {
       throw new ServiceError('missing_permission', `A ${callerProfile} key cannot revoke a ${target} key.`);
     }
-    if (await deps.keys.revoke(ws.id, keyId)) await changed('key');
+    if (await deps.keys.revoke(ws.id, keyId)) {
+      await changed('key');
+      await deps.activity.record(ws.id, { kind: 'key.revoked', actor: actorOf(caller), subject: keyId, detail: null });
+    }
     ex.send(204, '');
   });
 }

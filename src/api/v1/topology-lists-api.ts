@@ -1,5 +1,7 @@
 import type { Static } from 'typebox';
-import type { ManagementAuth } from '../../auth/management-auth.js';
+import { actorOf } from '../../activity/activity-kinds.js';
+import type { Caller, ManagementAuth } from '../../auth/management-auth.js';
+import type { ActivityRepo } from '../../storage/activity-repo.js';
 import type { InvalidationBus } from '../../cache/invalidation-bus.js';
 import type { QueueDefaults } from '../../routing/queue-settings.js';
 import { ServiceError } from '../../errors.js';
@@ -19,6 +21,8 @@ export interface TopologyListsApiDeps {
   bus: InvalidationBus;
   defaultTimeoutMs: number;
   queueDefaults: QueueDefaults;
+  /** The workspace activity feed: queues archived and restored, targets enabled. */
+  activity: ActivityRepo;
 }
 
 /**
@@ -37,8 +41,9 @@ export interface TopologyListsApiDeps {
 export function registerTopologyListsApi(router: Router, deps: TopologyListsApiDeps): void {
   const base = '/v1/tenants/:tenant';
   const opts = { maxBodyBytes: 0 };
-  const access = async (ex: Exchange): Promise<WorkspaceRow> =>
-    (await deps.auth.configWorkspace(ex, decodePathSegment(ex.params[0]!, 'No such workspace.'))).ws;
+  const access = async (ex: Exchange): Promise<WorkspaceRow> => (await accessAs(ex)).ws;
+  const accessAs = (ex: Exchange): Promise<{ ws: WorkspaceRow; caller: Caller }> =>
+    deps.auth.configWorkspace(ex, decodePathSegment(ex.params[0]!, 'No such workspace.'));
 
   const queueView = async (ws: WorkspaceRow, rows: QueueRow[]): Promise<Array<Static<typeof QueueWithStateView>>> => {
     const needsKeys = rows.some((r) => r.settings.authMode === 'signed_request');
@@ -54,10 +59,13 @@ export function registerTopologyListsApi(router: Router, deps: TopologyListsApiD
   // Archive and restore: one flag, set or cleared; idempotent, every other setting kept.
   for (const [action, archived] of [['archive', true], ['restore', false]] as const) {
     router.add('post', `${base}/queues/:name/${action}`, opts, async (ex) => {
-      const ws = await access(ex);
+      const { ws, caller } = await accessAs(ex);
       const result = await deps.topology.setQueueArchived(ws.id, decodePathSegment(ex.params[1]!), archived);
       if (!result) throw new ServiceError('not_found', 'No such queue.');
-      if (result.changed) await deps.bus.publish('queue');
+      if (result.changed) {
+        await deps.bus.publish('queue');
+        await deps.activity.record(ws.id, { kind: archived ? 'queue.archived' : 'queue.restored', actor: actorOf(caller), subject: result.row.name, detail: null });
+      }
       ex.sendJson(200, (await queueView(ws, [result.row]))[0]);
     });
   }
@@ -69,10 +77,13 @@ export function registerTopologyListsApi(router: Router, deps: TopologyListsApiD
     ex.sendJson(200, answer);
   });
   router.add('post', `${base}/targets/:name/enable`, opts, async (ex) => {
-    const ws = await access(ex);
+    const { ws, caller } = await accessAs(ex);
     const enabled = await deps.topology.enableTarget(ws.id, decodePathSegment(ex.params[1]!));
     if (!enabled) throw new ServiceError('not_found', 'No such target.');
-    if (enabled.changed) await deps.bus.publish('target');
+    if (enabled.changed) {
+      await deps.bus.publish('target');
+      await deps.activity.record(ws.id, { kind: 'target.enabled', actor: actorOf(caller), subject: enabled.row.name, detail: null });
+    }
     ex.sendJson(200, targetJson(enabled.row, deps.defaultTimeoutMs));
   });
 

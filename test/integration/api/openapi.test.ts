@@ -203,6 +203,13 @@ t.test('real answers match the schemas the document shows (every schema of an an
   }
   t.equal(job.status, 'done');
   check('RedeliveryJob', job);
+  // Target health and the activity feed (issue 26): the target's attempt counted, the key made and revoked above.
+  const healthList = (await api.manage('GET', api.tenantPath('/target-health?window=24h'))).body;
+  checkEach('TargetHealth', healthList.items);
+  check('TargetHealthList', healthList);
+  const feed = (await api.manage('GET', api.tenantPath('/activity'))).body;
+  checkEach('ActivityEntry', feed.items);
+  check('ActivityList', feed);
 
   // /waas: a stream in a package, a partner subscribed and activated, an invitation still pending.
   const waas = new Waas(api);

@@ -3,6 +3,7 @@ import { RedeliveryJobRunner } from '../../../src/jobs/redelivery-job-runner.js'
 import type { RedeliveryOrder } from '../../../src/api/events/redeliver.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import type { FailedDelivery, RedeliveryJobRow } from '../../../src/storage/redelivery-job-repo.js';
+import type { MissedDelivery, MissedPosition } from '../../../src/storage/missed-delivery-repo.js';
 
 /** The job table and the failed deliveries, in memory: what the runner reads and writes. */
 class FakeJobs {
@@ -20,9 +21,13 @@ class FakeJobs {
     const start = after ? this.failed.findIndex((d) => d.eventId === after.eventId) + 1 : 0;
     return this.failed.slice(start, start + Math.min(limit, this.pageSize));
   }
-  async progress(_id: string, done: number, failed: number): Promise<void> {
+  /** Set: the job was cancelled (its row is no longer running). */
+  cancelled = false;
+  async progress(_id: string, done: number, failed: number): Promise<boolean> {
+    if (this.cancelled) return false;
     this.progressed.done += done;
     this.progressed.failed += failed;
+    return true;
   }
   async heartbeat(): Promise<void> {}
   async finish(_id: string, status: 'done' | 'failed', error: string | null = null): Promise<void> {
@@ -33,8 +38,8 @@ class FakeJobs {
 const deliveries = (n: number): FailedDelivery[] =>
   Array.from({ length: n }, (_, i) => ({ eventId: `evt_${String(i).padStart(24, '0')}`, receivedAt: `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.000000Z`, logPartition: i % 4, logOffset: BigInt(i) }));
 
-const job = (total: number): RedeliveryJobRow => ({
-  id: '1', publicId: 'rdj_test', workspaceId: '1', targetId: '7', from: new Date(0), to: new Date(), cutoff: '2026-01-01T00:00:00.000000Z',
+const job = (total: number, kind: RedeliveryJobRow['kind'] = 'failed'): RedeliveryJobRow => ({
+  id: '1', publicId: 'rdj_test', workspaceId: '1', targetId: '7', kind, from: new Date(0), to: new Date(), cutoff: '2026-01-01T00:00:00.000000Z',
   status: 'running', total, done: 0, failed: 0, error: null, createdAt: new Date(), finishedAt: null,
 });
 
@@ -87,4 +92,57 @@ t.test('an error fails the job with a message that leaks nothing', async (t) => 
   await waitFor(() => jobs.finished !== null);
   t.match(jobs.finished, { status: 'failed', error: /stopped on an error/ });
   t.notMatch(jobs.finished!.error!, /10\.0\.0\.5|password/);
+});
+
+/** The replay query in memory: missed deliveries in log order, keyset on (partition, offset). */
+class FakeMissed {
+  constructor(private readonly rows: MissedDelivery[]) {}
+  async next(_r: unknown, after: MissedPosition | null, limit: number): Promise<MissedDelivery[]> {
+    const sorted = [...this.rows].sort((a, b) => a.logPartition - b.logPartition || Number(a.logOffset - b.logOffset));
+    const rest = after ? sorted.filter((d) => d.logPartition > after.logPartition || (d.logPartition === after.logPartition && d.logOffset > after.logOffset)) : sorted;
+    return rest.slice(0, limit);
+  }
+}
+
+t.test('a replay job hands each missed delivery over once, in log order, into one lane per partition key', async (t) => {
+  const missed: MissedDelivery[] = Array.from({ length: 230 }, (_, i) => ({
+    eventId: `evt_${i}`, receivedAt: '2026-01-01T00:00:00.000000Z', logPartition: i % 2, logOffset: BigInt(1000 - i), partitionKey: i % 5 === 0 ? null : `k${i % 3}`,
+  }));
+  const jobs = new FakeJobs([]);
+  const ends: string[] = [];
+  const handed: RedeliveryOrder[] = [];
+  const runner = new RedeliveryJobRunner(jobs, async (orders) => {
+    handed.push(...orders);
+    return { gone: [] };
+  }, createLogger('silent'), new FakeMissed(missed), async (_job, end) => void ends.push(`${end.status} ${end.handedOver}`));
+  runner.start(job(230, 'replay'));
+  await waitFor(() => ends.length > 0);
+  t.same(jobs.finished, { status: 'done', error: null });
+  t.same(ends, ['done 230'], 'the end is told once, with the count');
+  t.same(handed.map((o) => o.eventId).sort(), missed.map((d) => d.eventId).sort(), 'each missed delivery once');
+  for (const partition of [0, 1]) {
+    const offsets = handed.filter((o) => o.logPartition === partition).map((o) => o.logOffset);
+    t.same(offsets, [...offsets].sort((a, b) => Number(a - b)), `partition ${partition} in log order`);
+  }
+  const byEvent = new Map(missed.map((d) => [d.eventId, d]));
+  t.ok(handed.every((o) => {
+    const key = byEvent.get(o.eventId)!.partitionKey;
+    return key === null ? o.laneKey === undefined : o.laneKey === `j:rdj_test:${key}`;
+  }), "a key's events share the job's lane of that key; an event without a key gets a lane of its own");
+});
+
+t.test('a cancelled job stops at its next batch; what it handed over stays handed over', async (t) => {
+  const jobs = new FakeJobs(deliveries(300));
+  const ends: string[] = [];
+  let handed = 0;
+  const runner = new RedeliveryJobRunner(jobs, async (orders) => {
+    handed += orders.length;
+    jobs.cancelled = true; // cancelled by another node while this batch was handed over
+    return { gone: [] };
+  }, createLogger('silent'), null, async (_job, end) => void ends.push(end.status));
+  runner.start(job(300));
+  await waitFor(() => ends.length > 0);
+  t.same(ends, ['cancelled']);
+  t.equal(handed, 100, 'one batch, then it stopped');
+  t.equal(jobs.finished, null, 'the row was finished by the cancel, not by the runner');
 });

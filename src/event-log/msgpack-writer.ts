@@ -141,12 +141,37 @@ function writeNumber(value: number): void {
 }
 
 function writeString(value: string): void {
-  const maxBytes = value.length * 3;
+  const length = value.length;
+  if (length < 64) {
+    // A record's keys, ids and names: their header is known from the length
+    // alone (1 byte under 32 characters, else 2), unless characters beyond
+    // ASCII take a short string to 32 bytes or more: only then are the bytes moved.
+    room(length * 3 + 2);
+    if (length < 32) {
+      const bytes = utf8Short(value, at + 1);
+      if (bytes < 32) {
+        chunk[at] = 0xa0 | bytes;
+        at += 1 + bytes;
+        return;
+      }
+      chunk.copyWithin(at + 2, at + 1, at + 1 + bytes);
+      chunk[at] = 0xd9;
+      chunk[at + 1] = bytes;
+      at += 2 + bytes;
+      return;
+    }
+    const bytes = utf8Short(value, at + 2);
+    chunk[at] = 0xd9;
+    chunk[at + 1] = bytes;
+    at += 2 + bytes;
+    return;
+  }
+  const maxBytes = length * 3;
   room(maxBytes + 5);
   // The header's size depends on the byte length, known only once written:
   // reserve for the worst case, then move the bytes back if a smaller header fits.
   const reserved = headerBytes(maxBytes);
-  const bytes = value.length < 64 ? utf8Short(value, at + reserved) : (chunk as Utf8Writable).utf8Write(value, at + reserved, maxBytes);
+  const bytes = (chunk as Utf8Writable).utf8Write(value, at + reserved, maxBytes);
   const needed = headerBytes(bytes);
   if (needed < reserved) chunk.copyWithin(at + needed, at + reserved, at + reserved + bytes);
   if (needed === 1) chunk[at++] = 0xa0 | bytes;
@@ -163,30 +188,41 @@ type Utf8Writable = Buffer & { utf8Write(value: string, offset: number, length: 
  * as Buffer#write makes them.
  */
 function utf8Short(value: string, offset: number): number {
-  let o = offset;
-  for (let i = 0; i < value.length; i++) {
+  // A local: stores through the module's `chunk` re-read it each time.
+  const buf = chunk;
+  const length = value.length;
+  let i = 0;
+  // ASCII first (ids, names, keys): one compare and one store a character.
+  for (; i < length; i++) {
+    const c = value.charCodeAt(i);
+    if (c >= 0x80) break;
+    buf[offset + i] = c;
+  }
+  if (i === length) return length;
+  let o = offset + i;
+  for (; i < length; i++) {
     let c = value.charCodeAt(i);
-    if (c < 0x80) chunk[o++] = c;
+    if (c < 0x80) buf[o++] = c;
     else if (c < 0x800) {
-      chunk[o++] = 0xc0 | (c >> 6);
-      chunk[o++] = 0x80 | (c & 0x3f);
+      buf[o++] = 0xc0 | (c >> 6);
+      buf[o++] = 0x80 | (c & 0x3f);
     } else {
       if (c >= 0xd800 && c <= 0xdfff) {
         const next = value.charCodeAt(i + 1);
         if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
           c = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00);
           i++;
-          chunk[o++] = 0xf0 | (c >> 18);
-          chunk[o++] = 0x80 | ((c >> 12) & 0x3f);
-          chunk[o++] = 0x80 | ((c >> 6) & 0x3f);
-          chunk[o++] = 0x80 | (c & 0x3f);
+          buf[o++] = 0xf0 | (c >> 18);
+          buf[o++] = 0x80 | ((c >> 12) & 0x3f);
+          buf[o++] = 0x80 | ((c >> 6) & 0x3f);
+          buf[o++] = 0x80 | (c & 0x3f);
           continue;
         }
         c = 0xfffd;
       }
-      chunk[o++] = 0xe0 | (c >> 12);
-      chunk[o++] = 0x80 | ((c >> 6) & 0x3f);
-      chunk[o++] = 0x80 | (c & 0x3f);
+      buf[o++] = 0xe0 | (c >> 12);
+      buf[o++] = 0x80 | ((c >> 6) & 0x3f);
+      buf[o++] = 0x80 | (c & 0x3f);
     }
   }
   return o - offset;

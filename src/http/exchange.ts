@@ -67,7 +67,7 @@ export interface ExchangeConnection {
   answer(head: string, body: string | Buffer | null, close: boolean): void;
 }
 
-const JSON_HEADERS = { 'content-type': 'application/json' };
+const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
 
 /**
  * A class rather than an object literal with closures: ingress makes one per

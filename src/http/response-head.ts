@@ -29,16 +29,33 @@ const LINE_BREAK = /[\r\n]/;
  */
 export function responseHead(status: number, requestId: string, extra: ResponseHeaders | undefined, contentLength: number, close: boolean): string {
   let head = `HTTP/1.1 ${statusLine(status)}\r\nx-request-id: ${requestId}\r\n`;
-  if (extra) {
-    for (const name in extra) {
-      const value = extra[name]!;
-      if (typeof value === 'string') head += field(name, value);
-      else for (const one of value) head += field(name, one);
-    }
-  }
+  if (extra) head += fieldLines(extra);
   head += `date: ${httpDate()}\r\ncontent-length: ${contentLength}\r\n`;
   if (close) head += 'connection: close\r\n';
   return `${head}\r\n`;
+}
+
+/**
+ * The lines of a handler's fields. A frozen set of strings (a route's constant,
+ * such as ingress's content-type) is checked and rendered once: it cannot change after.
+ */
+const rendered = new WeakMap<ResponseHeaders, string>();
+function fieldLines(extra: ResponseHeaders): string {
+  const known = rendered.get(extra);
+  if (known !== undefined) return known;
+  let lines = '';
+  let constant = Object.isFrozen(extra);
+  for (const name in extra) {
+    const value = extra[name]!;
+    if (typeof value === 'string') lines += field(name, value);
+    else {
+      // An array inside a frozen set can still change.
+      constant = false;
+      for (const one of value) lines += field(name, one);
+    }
+  }
+  if (constant) rendered.set(extra, lines);
+  return lines;
 }
 
 function field(name: string, value: string): string {

@@ -1,4 +1,5 @@
 // A head the parser accepted: what the exchange reads, with the fields sliced out of the head's bytes on first use.
+import { fieldName, utf8 } from './head-text.js';
 
 /**
  * Fields the parser consumes: framing and connection management are decided
@@ -66,8 +67,8 @@ export class ParsedHead implements RequestHead {
       let ve = end;
       while (vs < ve && (h[vs] === 0x20 || h[vs] === 0x09)) vs++;
       while (ve > vs && (h[ve - 1] === 0x20 || h[ve - 1] === 0x09)) ve--;
-      const name = h.toString('latin1', start, colon).toLowerCase();
-      const value = h.toString('utf8', vs, ve);
+      const name = fieldName(h, start, colon);
+      const value = utf8(h, vs, ve);
       const before = headers[name];
       headers[name] = before === undefined ? value : `${before}, ${value}`;
     }

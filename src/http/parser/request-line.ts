@@ -1,11 +1,27 @@
 // The request line (RFC 9112 §3): method, target form, version; and the Host value shared with the fields.
 import { ServiceError } from '../../errors.js';
 import { HOST_BYTE, TARGET_BYTE, TCHAR } from './byte-classes.js';
+import { latin1 } from './head-text.js';
 
 /** The methods streamgate serves; any other token is answered 501 (RFC 9110 §9.1). */
 export const SERVED_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
-const VERSION = /^HTTP\/(\d)\.(\d)$/;
+const METHODS = [...SERVED_METHODS];
+
+/** The method token of [0, end): a served method as its constant string, anything else as read. */
+function methodName(h: Buffer, end: number): string {
+  for (const method of METHODS) if (method.length === end && startsWith(h, 0, method)) return method;
+  return latin1(h, 0, end);
+}
+
+function startsWith(h: Buffer, at: number, text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (h[at + i] !== text.charCodeAt(i)) return false;
+  return true;
+}
+
+function isDigit(byte: number): boolean {
+  return byte >= 0x30 && byte <= 0x39;
+}
 
 export interface RequestLine {
   method: string;
@@ -22,16 +38,21 @@ export function parseRequestLine(h: Buffer, end: number): RequestLine | ServiceE
   const sp1 = h.indexOf(0x20);
   const sp2 = sp1 === -1 ? -1 : h.indexOf(0x20, sp1 + 1);
   if (sp1 <= 0 || sp2 === -1 || sp2 >= end || sp2 === sp1 + 1) return 'The request line is not `METHOD target HTTP/1.1`.';
-  const version = VERSION.exec(h.toString('latin1', sp2 + 1, end));
-  if (!version) return 'The request line is not `METHOD target HTTP/1.1`.';
-  if (version[1] !== '1') return new ServiceError('http_version_not_supported', `HTTP/${version[1]}.${version[2]} is not served; use HTTP/1.1.`);
+  // HTTP/d.d, read byte by byte (no string, no regular expression, per request).
+  const v = sp2 + 1;
+  if (end - v !== 8 || !startsWith(h, v, 'HTTP/') || !isDigit(h[v + 5]!) || h[v + 6] !== 0x2e || !isDigit(h[v + 7]!)) {
+    return 'The request line is not `METHOD target HTTP/1.1`.';
+  }
+  const major = h[v + 5]! - 0x30;
+  const minor = h[v + 7]! - 0x30;
+  if (major !== 1) return new ServiceError('http_version_not_supported', `HTTP/${major}.${minor} is not served; use HTTP/1.1.`);
   for (let p = 0; p < sp1; p++) if (!TCHAR[h[p]!]) return 'The method is not a token.';
-  const method = h.toString('latin1', 0, sp1);
+  const method = methodName(h, sp1);
   if (!SERVED_METHODS.has(method)) return new ServiceError('not_implemented', `The method ${method} is not implemented.`);
   for (let p = sp1 + 1; p < sp2; p++) if (!TARGET_BYTE[h[p]!]) return 'The request target holds a byte a URI cannot.';
-  const form = requestTarget(h.toString('latin1', sp1 + 1, sp2), method);
+  const form = requestTarget(latin1(h, sp1 + 1, sp2), method);
   if (typeof form === 'string') return form;
-  return { method, minor: version[2] === '0' ? 0 : 1, form };
+  return { method, minor: minor === 0 ? 0 : 1, form };
 }
 
 /** uri-host [ ":" port ]: reg-name, IPv4 or an IP literal in brackets. */

@@ -1,5 +1,6 @@
 import { ServiceError } from '../../errors.js';
 import { TCHAR } from './byte-classes.js';
+import { latin1 } from './head-text.js';
 import { consumedName, ParsedHead, type RequestHead } from './parsed-head.js';
 import { parseRequestLine, validHost, type RequestLine } from './request-line.js';
 
@@ -283,7 +284,7 @@ export class RequestParser {
       // Other fields are only checked here: their strings are made if a handler reads them (parsed-head.ts).
       const name = consumedName(h, start, colon);
       if (name === null) continue;
-      const value = h.toString('latin1', vs, ve);
+      const value = latin1(h, vs, ve);
       switch (name) {
         case 'host':
           hosts++;

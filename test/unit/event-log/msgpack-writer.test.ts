@@ -53,6 +53,12 @@ t.test('header boundaries: every size class of string, bin, array and map', asyn
   const cases: Array<[string, Packable]> = [
     ['fixstr 31', 'a'.repeat(31)],
     ['str8 32', 'a'.repeat(32)],
+    ['fixstr 31 bytes from 2-byte characters (under 32 characters)', 'é'.repeat(15) + 'a'],
+    ['str8 32 bytes from 16 two-byte characters (under 32 characters: the bytes move)', 'é'.repeat(16)],
+    ['str8 from 31 characters beyond ASCII', '€'.repeat(31)],
+    ['str8 from surrogate pairs (14 characters, 28 bytes, and more ASCII)', '😀'.repeat(7) + 'a'.repeat(10)],
+    ['str8 63 characters, 189 bytes', '€'.repeat(63)],
+    ['str8 64 characters (the long path)', 'b'.repeat(64)],
     ['str8 255 bytes from 3-byte characters', '€'.repeat(85)],
     ['str16 256 bytes', '€'.repeat(85) + 'a'],
     ['str32', 'a'.repeat(70_000)],

@@ -71,3 +71,18 @@ t.test('status lines for the statuses the server sends', async (t) => {
     t.equal(lines(responseHead(status, 'r', undefined, 0, false))[0], line);
   }
 });
+
+t.test('a frozen set of fields is rendered once; one holding an array is read again each time', async (t) => {
+  const constant = Object.freeze({ 'content-type': 'application/json' });
+  t.match(responseHead(202, 'r1', constant, 2, false), /\r\ncontent-type: application\/json\r\n/);
+  t.match(responseHead(202, 'r2', constant, 2, false), /\r\ncontent-type: application\/json\r\n/, 'the second answer too');
+  const cookies = ['a=1'];
+  const withArray = Object.freeze({ 'set-cookie': cookies });
+  t.match(responseHead(200, 'r3', withArray, 0, false), /set-cookie: a=1\r\n/);
+  cookies.push('b=2');
+  t.match(responseHead(200, 'r4', withArray, 0, false), /set-cookie: a=1\r\nset-cookie: b=2\r\n/, 'the array as it is now');
+  const open = { 'x-one': 'a' } as Record<string, string>;
+  responseHead(200, 'r5', open, 0, false);
+  open['x-one'] = 'b';
+  t.match(responseHead(200, 'r6', open, 0, false), /x-one: b\r\n/, 'an unfrozen set as it is now');
+});

@@ -1,6 +1,6 @@
 /**
  * `node bench/peer-ab.mjs [--rounds 3] [--duration 20] [--warmup 3] [--connections 50]
- *  [--keys 200] [--body-bytes 1024] [--probe-rate 20] [--peer-concurrency 50] [--peer-workers 0]`
+ *  [--keys 200] [--body-bytes 1024] [--probe-rate 20] [--peer-concurrency 50] [--peer-workers 0] [--out FILE]`
  * (on Node 24, after `npm run build` and `npm install` in bench/peer):
  * streamgate end to end against the stack a Node team would build instead
  * (bench/peer/relay.mjs: fastify + BullMQ on Redis + undici), in ONE run,
@@ -65,6 +65,8 @@ async function main() {
       'drain-timeout': { type: 'string', default: '120' },
       'peer-concurrency': { type: 'string', default: '50' },
       'peer-workers': { type: 'string', default: '0' },
+      // the report's file, e.g. bench/results/peer-ab-workers1.md for another peer setting
+      out: { type: 'string', default: RESULTS },
     },
   });
   const n = (name) => {
@@ -275,9 +277,9 @@ async function main() {
     '',
   ];
   const text = `${lines.join('\n')}\n`;
-  await writeFile(RESULTS, text);
+  await writeFile(values.out, text);
   process.stdout.write(`\n${text}`);
-  say(`written ${RESULTS}`);
+  say(`written ${values.out}`);
 }
 
 const fmt = (x) => (x === null || x === undefined ? '–' : x.toFixed(1));
@@ -302,7 +304,8 @@ function postgresPids(database) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      const backend = /^postgres: [^:]+: \S+ (\S+) /.exec(cmd);
+      // A backend's title: "postgres: <cluster>: <user> <database> <host>(<port>) <state>".
+      const backend = /^postgres: [^:]+: \S+ (\S+) (?:\[local\]|\S+\(\d+\))/.exec(cmd);
       if (backend ? backend[1] === database : cmd.startsWith('postgres') || cmd.includes('/bin/postgres')) out.push(Number(entry));
     } catch {
       // gone meanwhile

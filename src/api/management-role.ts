@@ -26,6 +26,7 @@ import { ConsoleSessionRepo } from '../storage/console-session-repo.js';
 import { OidcClient } from '../auth/oidc-client.js';
 import { registerConsoleApi } from './console/console-api.js';
 import { registerConsoleStatic } from './console/console-static.js';
+import { registerStatsApi } from './v1/stats-api.js';
 
 /** Registers the management API routes: the configuration API (/v1) and the producer API (/waas). */
 export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle> {
@@ -85,6 +86,8 @@ export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle>
     queueDefaults: { hopBudget: ctx.config.ingress.hopBudget, dedupWindowSeconds: ctx.config.ingress.dedupWindowSeconds },
   });
   registerEventListApi(ctx, auth);
+  // The workspace overview's traffic (issue 26).
+  registerStatsApi(ctx.router, { auth, sql: ctx.sql });
   const redeliveryJobs = registerRedeliveryJobsApi(ctx, auth);
   const { issuer, audience } = ctx.config.auth.console;
   registerConsoleApi(ctx.router, {

@@ -1,5 +1,4 @@
 import type { Sql } from '../storage/db.js';
-import { LATENCY_BUCKETS } from './latency-buckets.js';
 import type { RollupRow } from './rollup.js';
 
 /** The count columns of stats_minute and stats_hour, in ROLLUP_COUNTERS order (migration 100). */
@@ -9,7 +8,10 @@ const COUNT_COLUMNS = [
 ] as const;
 
 /** The rollup tables, by resolution in seconds. */
-export type RollupTable = 'stats_minute' | 'stats_hour';
+export type RollupTable = 'stats_minute' | 'stats_ten_minutes' | 'stats_hour';
+
+/** Each rollup table with the seconds of its rows, in the order a flush writes them. */
+export const ROLLUP_TABLES: ReadonlyArray<readonly [RollupTable, number]> = [['stats_minute', 60], ['stats_ten_minutes', 600], ['stats_hour', 3600]];
 
 function upsert(table: RollupTable, param: string): string {
   const counts = COUNT_COLUMNS.map((_, i) => `x.c[${i + 1}]`).join(', ');
@@ -23,29 +25,26 @@ function upsert(table: RollupTable, param: string): string {
       latency = CASE WHEN cardinality(EXCLUDED.latency) = 0 THEN s.latency ELSE stats_add_buckets(s.latency, EXCLUDED.latency) END`;
 }
 
-// Both resolutions in one statement: one round trip, one transaction per flush.
+// Every resolution in one statement: one round trip, one transaction per flush.
 // Rows go in key order, so two writers (threads, nodes) adding to the same
 // rows lock them in the same order instead of deadlocking.
-const WRITE = `WITH minutes AS (${upsert('stats_minute', '$1')}) ${upsert('stats_hour', '$2')}`;
+const WRITE = `WITH ${ROLLUP_TABLES.slice(0, -1).map(([table], i) => `w${i} AS (${upsert(table, `$${i + 1}`)})`).join(', ')} `
+  + upsert(ROLLUP_TABLES[ROLLUP_TABLES.length - 1]![0], `$${ROLLUP_TABLES.length}`);
 
-/** Sums per (queue, step) of a window: the counts, then the latency buckets. */
-const READ_COLUMNS = [
-  ...COUNT_COLUMNS.map((c) => `sum(${c})::float8`),
-  ...Array.from({ length: LATENCY_BUCKETS }, (_, i) => `coalesce(sum(latency[${i + 1}]), 0)::float8`),
-].join(', ');
-
+// The rows as stored, no aggregate: a window reads the table whose rows are its
+// steps, so there is nothing to sum in SQL (64 sums a row were most of the cost).
+// Counts as one int[] and the histogram as stored: two array columns to parse.
 function readQuery(table: RollupTable): string {
-  return `SELECT queue_name, (floor(extract(epoch FROM at) / $2) * $2)::float8 AS step, ${READ_COLUMNS}
+  return `SELECT queue_name, extract(epoch FROM at)::int8::text, ARRAY[${COUNT_COLUMNS.join(', ')}], latency
     FROM ${table}
-    WHERE workspace_id = $1 AND at >= to_timestamp($3) AND at < to_timestamp($4) AND ($5::text IS NULL OR queue_name = $5)
-    GROUP BY 1, 2`;
+    WHERE workspace_id = $1 AND at >= to_timestamp($2) AND at < to_timestamp($3) AND ($4::text IS NULL OR queue_name = $4)`;
 }
-const READS: Record<RollupTable, string> = { stats_minute: readQuery('stats_minute'), stats_hour: readQuery('stats_hour') };
+const READS = Object.fromEntries(ROLLUP_TABLES.map(([table]) => [table, readQuery(table)])) as Record<RollupTable, string>;
 
-/** One (queue, step) of a window, summed: counts in ROLLUP_COUNTERS order, then LATENCY_BUCKETS buckets. */
+/** One row of a window: counts in ROLLUP_COUNTERS order, the latency buckets as stored (trailing zeros left out). */
 export interface RollupSum {
   queue: string;
-  /** The step's start, epoch seconds. */
+  /** The row's start, epoch seconds. */
   at: number;
   counts: number[];
   latency: number[];
@@ -60,25 +59,19 @@ export interface RollupSum {
 export class RollupRepo {
   constructor(private readonly sql: Sql) {}
 
-  /** Adds the rows to what is stored: minute rows and hour rows, one statement. */
-  async add(minutes: readonly RollupRow[], hours: readonly RollupRow[]): Promise<void> {
-    if (minutes.length === 0 && hours.length === 0) return;
-    const json = (rows: readonly RollupRow[]) => JSON.stringify(rows.map((r) => ({ t: r.tenant, q: r.queue, at: r.at, c: r.counts, l: r.latency })));
+  /** Adds the rows to what is stored: one list per table of ROLLUP_TABLES, in its order; one statement. */
+  async add(rows: ReadonlyArray<readonly RollupRow[]>): Promise<void> {
+    if (rows.every((r) => r.length === 0)) return;
+    const json = (list: readonly RollupRow[]) => JSON.stringify(list.map((r) => ({ t: r.tenant, q: r.queue, at: r.at, c: r.counts, l: r.latency })));
     await this.sql.begin(async (tx) => {
       await tx`SET LOCAL synchronous_commit = off`;
-      await tx.unsafe(WRITE, [json(minutes), json(hours)]);
+      await tx.unsafe(WRITE, rows.map(json));
     });
   }
 
-  /** Sums of `table`'s rows of the workspace in [fromS, toS), per queue (or only `queue`) and step. */
-  async sums(table: RollupTable, workspaceId: string, stepSeconds: number, fromS: number, toS: number, queue: string | null): Promise<RollupSum[]> {
-    const rows = (await this.sql.unsafe(READS[table], [workspaceId, stepSeconds, fromS, toS, queue]).values()) as unknown as Array<[string, number, ...number[]]>;
-    const counters = COUNT_COLUMNS.length;
-    return rows.map((r) => ({
-      queue: r[0],
-      at: r[1],
-      counts: r.slice(2, 2 + counters) as number[],
-      latency: r.slice(2 + counters) as number[],
-    }));
+  /** `table`'s rows of the workspace in [fromS, toS), of every queue (or only `queue`). */
+  async rows(table: RollupTable, workspaceId: string, fromS: number, toS: number, queue: string | null): Promise<RollupSum[]> {
+    const rows = (await this.sql.unsafe(READS[table], [workspaceId, fromS, toS, queue]).values()) as unknown as Array<[string, string, number[], number[]]>;
+    return rows.map((r) => ({ queue: r[0], at: Number(r[1]), counts: r[2], latency: r[3] }));
   }
 }

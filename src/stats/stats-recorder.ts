@@ -3,7 +3,7 @@ import type { Logger } from '../observability/logger.js';
 import { outcomeClass } from '../observability/outcome-class.js';
 import { backoffDelay } from '../util/backoff.js';
 import { Rollup, rowsOf, type AttemptClass } from './rollup.js';
-import type { RollupRepo } from './rollup-repo.js';
+import { ROLLUP_TABLES, type RollupRepo } from './rollup-repo.js';
 
 /** The production ingress route: sandbox events (the other one) are not traffic. */
 const INGRESS_ROUTE = '/events/:tenant/:queue';
@@ -17,7 +17,7 @@ const MAX_CELLS = 200_000;
  *
  *   answered channel (202 of POST /events/…) ─┐
  *   attempt channel (every real attempt)     ─┴─► Rollup (memory, per queue and minute)
- *                                                   └─ every flushMs ─► one upsert of minute and hour rows
+ *                                                   └─ every flushMs ─► one upsert of minute, 10-minute and hour rows
  *
  * Each thread of a threaded node counts its own and adds its own: the upsert
  * adds to the stored counts, so nodes and threads never coordinate.
@@ -90,7 +90,7 @@ export class StatsRecorder {
     if (this.rollup.size === 0) return;
     const cells = this.rollup.take();
     try {
-      await this.repo.add(rowsOf(cells, 60), rowsOf(cells, 3600));
+      await this.repo.add(ROLLUP_TABLES.map(([, seconds]) => rowsOf(cells, seconds)));
       this.failures = 0;
     } catch (err) {
       if (this.failures++ === 0) this.log.warn({ err }, 'traffic rollups not written, will retry');

@@ -59,7 +59,8 @@ class Accumulated {
 
   add(point: number, sum: RollupSum): void {
     for (let i = 0; i < 10; i++) this.counts[point * 10 + i]! += sum.counts[i]!;
-    for (let i = 0; i < LATENCY_BUCKETS; i++) this.latency[point * LATENCY_BUCKETS + i]! += sum.latency[i]!;
+    const latency = sum.latency;
+    for (let i = 0; i < latency.length && i < LATENCY_BUCKETS; i++) this.latency[point * LATENCY_BUCKETS + i]! += latency[i]!;
   }
 
   series(fromS: number, stepSeconds: number): StatsSeries {
@@ -101,7 +102,7 @@ function ms(value: number | null): number | null {
 }
 
 /**
- * The answer of the stats API from the window's sums: every step zero-filled,
+ * The answer of the stats API from the window's rows: every step zero-filled,
  * the total and each queue (busiest first) with its series and totals.
  */
 export function statsReport(window: StatsWindow, fromS: number, toS: number, queue: string | null, sums: readonly RollupSum[]): StatsReport {

@@ -1,14 +1,14 @@
 import type { RollupTable } from './rollup-repo.js';
 
 /**
- * The windows GET /v1/tenants/{tenant}/stats answers, and the step of their
- * points: 1 h in minutes (60 points) and 24 h in 10 minutes (144), both read
- * from the minute rows; 7 d in hours (168), from the hour rows, so even the
- * longest window sums at most 168 rows per queue.
+ * The windows GET /v1/tenants/{tenant}/stats answers, the step of their
+ * points and the table whose rows are those steps: 1 h in minutes (60
+ * points), 24 h in 10 minutes (144), 7 d in hours (168). A window reads one
+ * row per queue and point, whatever the traffic.
  */
 export const STATS_WINDOWS = {
   '1h': { seconds: 3_600, stepSeconds: 60, table: 'stats_minute' },
-  '24h': { seconds: 86_400, stepSeconds: 600, table: 'stats_minute' },
+  '24h': { seconds: 86_400, stepSeconds: 600, table: 'stats_ten_minutes' },
   '7d': { seconds: 604_800, stepSeconds: 3_600, table: 'stats_hour' },
 } as const satisfies Record<string, { seconds: number; stepSeconds: number; table: RollupTable }>;
 

@@ -36,9 +36,8 @@ export function registerStatsApi(router: Router, deps: { auth: ManagementAuth; s
     }
     const queue = queues[0] ?? null;
     const { fromS, toS } = windowBounds(window, now());
-    const { table, stepSeconds } = STATS_WINDOWS[window];
-    const sums = await rollups.sums(table, ws.id, stepSeconds, fromS, toS, queue);
-    const answer: Static<typeof StatsView> = statsReport(window, fromS, toS, queue, sums);
+    const rows = await rollups.rows(STATS_WINDOWS[window].table, ws.id, fromS, toS, queue);
+    const answer: Static<typeof StatsView> = statsReport(window, fromS, toS, queue, rows);
     ex.sendJson(200, answer);
   });
 }

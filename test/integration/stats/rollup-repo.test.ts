@@ -4,8 +4,9 @@ import { migrate } from '../../../src/storage/migrate.js';
 import { RetentionSweep } from '../../../src/jobs/retention-sweep.js';
 import { RetentionRepo } from '../../../src/storage/retention-repo.js';
 import { createLogger } from '../../../src/observability/logger.js';
-import { RollupRepo } from '../../../src/stats/rollup-repo.js';
+import { ROLLUP_TABLES, RollupRepo } from '../../../src/stats/rollup-repo.js';
 import { Rollup, rowsOf } from '../../../src/stats/rollup.js';
+import { latencyBucket } from '../../../src/stats/latency-buckets.js';
 import { freshDatabase } from '../../helpers/backends.js';
 
 /** The rollup tables against a real Postgres: upserts that add up, sums per step, retention. */
@@ -23,7 +24,7 @@ async function fresh(t: Test) {
     const r = new Rollup();
     fill(r);
     const cells = r.take();
-    await repo.add(rowsOf(cells, 60), rowsOf(cells, 3600));
+    await repo.add(ROLLUP_TABLES.map(([, seconds]) => rowsOf(cells, seconds)));
   };
   return { sql, repo, ws, add };
 }
@@ -43,14 +44,19 @@ t.test('flushes add to the stored rows, histograms element by element', async (t
     r.attempt('ten_a', 'q', at + 1000, 'retry', 'timeout', null);
   });
   await add(() => {});
-  const [minute] = await repo.sums('stats_minute', w, 60, at / 1000 - 60, at / 1000 + 60, null);
-  t.match(minute, { queue: 'q', at: Date.parse('2030-01-01T10:00:00Z') / 1000 });
-  t.same(minute!.counts, [2, 2, 1, 0, 2, 0, 0, 0, 1, 0]);
-  t.equal(minute!.latency.length, 64);
-  t.equal(minute!.latency.reduce((a, b) => a + b, 0), 2, 'both latencies, in their buckets');
-  const [hour] = await repo.sums('stats_hour', w, 3600, at / 1000 - 3600, at / 1000 + 3600, 'q');
-  t.same(hour!.counts, minute!.counts, 'the hour row adds up the same');
-  t.same(await repo.sums('stats_hour', w, 3600, at / 1000 - 3600, at / 1000 + 3600, 'other'), [], 'another queue: nothing');
+  const minutes = await repo.rows('stats_minute', w, at / 1000 - 60, at / 1000 + 60, null);
+  t.equal(minutes.length, 1, 'one row: the second flush added to it');
+  t.match(minutes[0], { queue: 'q', at: Date.parse('2030-01-01T10:00:00Z') / 1000 });
+  t.same(minutes[0]!.counts, [2, 2, 1, 0, 2, 0, 0, 0, 1, 0]);
+  const expected = new Array<number>(latencyBucket(3000) + 1).fill(0);
+  expected[latencyBucket(3)] = 1;
+  expected[latencyBucket(3000)] = 1;
+  t.same(minutes[0]!.latency, expected, 'both latencies, in their buckets, the histograms added element by element');
+  for (const table of ['stats_ten_minutes', 'stats_hour'] as const) {
+    const [row] = await repo.rows(table, w, at / 1000 - 3600, at / 1000 + 3600, 'q');
+    t.same([row!.counts, row!.latency], [minutes[0]!.counts, expected], `${table} holds the same`);
+  }
+  t.same(await repo.rows('stats_hour', w, at / 1000 - 3600, at / 1000 + 3600, 'other'), [], 'another queue: nothing');
 });
 
 t.test('the retention sweep deletes rollups past retention, and past a workspace\'s shorter one', async (t) => {
@@ -69,5 +75,6 @@ t.test('the retention sweep deletes rollups past retention, and past a workspace
     SELECT w.public_id AS t, round(extract(epoch FROM (${new Date(now)}::timestamptz - s.at)) / 3600)::int AS age
     FROM ${sql(table)} s JOIN workspaces w ON w.id = s.workspace_id ORDER BY 1, 2`).map((r) => `${r.t}:${r.age}`);
   t.same(await left('stats_minute'), ['ten_long:1', 'ten_long:5', 'ten_short:1'], 'past 24 h gone; past 2 h gone for the short one');
+  t.same(await left('stats_ten_minutes'), ['ten_long:1', 'ten_long:5', 'ten_short:1']);
   t.same(await left('stats_hour'), ['ten_long:1', 'ten_long:5', 'ten_short:1']);
 });

@@ -8,12 +8,12 @@ import { StatsRecorder } from '../../../src/stats/stats-recorder.js';
 const T0 = Date.UTC(2026, 10, 27, 9, 0, 0);
 
 function fakeRepo(fail = 0) {
-  const writes: Array<{ minutes: RollupRow[]; hours: RollupRow[] }> = [];
+  const writes: Array<{ minutes: RollupRow[]; tens: RollupRow[]; hours: RollupRow[] }> = [];
   let failing = fail;
   const repo = {
-    async add(minutes: RollupRow[], hours: RollupRow[]) {
+    async add([minutes, tens, hours]: RollupRow[][]) {
       if (failing-- > 0) throw new Error('database away');
-      writes.push({ minutes, hours });
+      writes.push({ minutes: minutes!, tens: tens!, hours: hours! });
     },
   } as unknown as RollupRepo;
   return { repo, writes };
@@ -49,7 +49,8 @@ t.test('counts what the channels carry and writes it in one batch per flush', as
   // accepted, delivered, retrying, failed, 2xx, 3xx, 4xx, 5xx, timeout, network
   t.same(row!.counts, [1, 1, 3, 1, 1, 1, 0, 1, 1, 1], 'a replay, a sandbox event and a refusal are not accepted events');
   t.equal(row!.latency.reduce((a, b) => a + b, 0), 1, 'one latency: 250 ms');
-  t.same(writes[0]!.hours.map((h) => h.counts), [row!.counts], 'the hour row holds the same');
+  t.same(writes[0]!.tens.map((h) => h.counts), [row!.counts], 'the 10-minute row holds the same');
+  t.same(writes[0]!.hours.map((h) => h.counts), [row!.counts], 'and the hour row');
   await recorder.flush();
   t.equal(writes.length, 1, 'nothing counted: nothing written');
 });

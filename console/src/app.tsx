@@ -104,7 +104,8 @@ function Page({ route }: { route: ReturnType<typeof useRoute> }) {
     if (c === 'sandbox') return <SandboxPage tenant={b} run={route.query.get('run') ?? ''} />;
     if (c === 'producer') return <ProducerPage tenant={b} tab={d ?? 'streams'} />;
     if (c === 'partner') return <PartnerPage tenant={b} integration={d ?? route.query.get('integration') ?? ''} producer={route.query.get('producer') ?? ''} />;
-    return <WorkspacePage tenant={b} tab={c ?? 'queues'} sub={d} />;
+    // A workspace opens on its overview (issue 26).
+    return <WorkspacePage tenant={b} tab={c ?? 'overview'} sub={d} />;
   }
   return <LicenseHome tab={a === 'keys' ? 'keys' : 'workspaces'} />;
 }

@@ -189,3 +189,37 @@ export interface ActivityEntry {
   subject: string | null;
   detail: string | null;
 }
+
+/** `GET /v1/tenants/{t}/stats` (docs/console-api.md#stats). */
+export type StatsWindow = '1h' | '24h' | '7d';
+export type AttemptClass = '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'network';
+
+export interface StatsPoint {
+  t: string;
+  accepted: number;
+  delivered: number;
+  retrying: number;
+  failed: number;
+  latencyP50Ms: number | null;
+  latencyP99Ms: number | null;
+}
+
+export interface StatsTotals extends Omit<StatsPoint, 't'> {
+  attempts: Record<AttemptClass | 'total', number>;
+  attemptShares: Record<AttemptClass, number>;
+}
+
+export interface StatsSeries {
+  totals: StatsTotals;
+  series: StatsPoint[];
+}
+
+export interface Stats {
+  window: StatsWindow;
+  stepSeconds: number;
+  from: string;
+  to: string;
+  queue: string | null;
+  total: StatsSeries;
+  queues: Array<StatsSeries & { name: string }>;
+}

@@ -31,6 +31,7 @@ import { TargetHealthRepo } from '../storage/target-health-repo.js';
 import { registerActivityApi } from './v1/activity-api.js';
 import { registerTargetHealthApi } from './v1/target-health-api.js';
 import { registerWorkspaceCreateApi } from './v1/workspace-create-api.js';
+import { registerStatsApi } from './v1/stats-api.js';
 
 /** Registers the management API routes: the configuration API (/v1) and the producer API (/waas). */
 export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle> {
@@ -104,6 +105,8 @@ export async function startManagementRole(ctx: NodeContext): Promise<RoleHandle>
     auth, licenses: new LicenseRepo(ctx.sql), memberships, activity, maxBodyBytes: ctx.config.server.maxManagementBodyBytes,
   });
   registerEventListApi(ctx, auth);
+  // The workspace overview's traffic (issue 26).
+  registerStatsApi(ctx.router, { auth, sql: ctx.sql });
   const redeliveryJobs = registerRedeliveryJobsApi(ctx, auth);
   const { issuer, audience } = ctx.config.auth.console;
   registerConsoleApi(ctx.router, {

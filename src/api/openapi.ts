@@ -23,6 +23,7 @@ import {
   SigningKeyView, TargetListView, TargetView, WorkspaceView,
 } from './v1/resource-views.js';
 import { SigningKeyInput } from './v1/signing-keys-api.js';
+import { StatsView } from './v1/stats-views.js';
 import { TargetInput } from './v1/target-input.js';
 import { WorkspacePatch } from './v1/workspace-api.js';
 import { ActivationInput } from './waas/waas-activations.js';
@@ -106,6 +107,7 @@ export const ANSWER_SCHEMAS: readonly object[] = [
   CatalogEntryListView, IntegrationListView, SubscriptionListView, ActivationListView, PackageListView,
   ConsoleConfigView, ConsoleSessionView, ErrorView,
   TargetHealthView, TargetHealthListView, ActivityEntryView, ActivityListView,
+  StatsView,
 ];
 
 /** The OpenAPI document as JSON text, built once. */

@@ -69,7 +69,8 @@ export async function ensurePartitionsAtStart(repo: RetentionRepo, options: Rete
  *   3. by age, in batches of deleteBatchRows, each its own short statement:
  *      DEFAULT-partition rows past retention, the events (and deliveries) of
  *      workspaces keeping less (workspaces.retention_hours), bulk redelivery
- *      jobs finished and redelivery requests never claimed past retention
+ *      jobs finished and redelivery requests never claimed past retention,
+ *      traffic rollups (migration 100) past retention
  *   4. the figures the metrics show (catalog estimates), on every management node
  *
  * Parked lanes (parked_deliveries) are never deleted by age: they end with
@@ -149,12 +150,14 @@ export class RetentionSweep {
       deleted += await batches(() => this.repo.deleteWorkspaceEvents(ws.workspaceId, wsCutoff, limit), limit);
       deleted += await batches(() => this.repo.deleteFinishedJobs(wsCutoff, limit, ws.workspaceId), limit);
       deleted += await batches(() => this.repo.deleteActivity(wsCutoff, limit, ws.workspaceId), limit);
+      deleted += await batches(() => this.repo.deleteRollups(wsCutoff, limit, ws.workspaceId), limit);
     }
     deleted += await batches(() => this.repo.deleteFinishedJobs(cutoff, limit), limit);
     deleted += await batches(() => this.repo.deleteActivity(cutoff, limit), limit);
     // Target health reads at most 7 days of counters, whatever the retention.
     deleted += await batches(() => this.repo.deleteHealthBuckets(new Date(now - HEALTH_BUCKETS_KEPT_MS), limit), limit);
     deleted += await batches(() => this.repo.deleteUnclaimedRequests(cutoff, limit), limit);
+    deleted += await batches(() => this.repo.deleteRollups(cutoff, limit), limit);
     return { created, dropped, deleted, durationMs: performance.now() - started };
   }
 }

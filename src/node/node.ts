@@ -36,6 +36,7 @@ import { drainNode } from './node-drain.js';
 import { closeInReverse, type Closer } from './close-in-reverse.js';
 import { MetricSources } from '../observability/metric-sources.js';
 import { startMetrics, type ProcessMetrics } from '../observability/node-metrics.js';
+import { startStats } from '../stats/start-stats.js';
 
 /** The configured networks, plus loopback on a single machine when allowed. */
 function allowedNetworks(config: Readonly<Config>, embeddedLog: boolean): string[] {
@@ -232,6 +233,9 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
       distribution.start();
       closers.push(() => distribution.stop());
     }
+    // The workspace overview's traffic rollups (issue 26), counted from the same channels.
+    const stats = startStats(ctx);
+    if (stats) closers.push(stats);
 
     // Every role, as before: management's event lookups read the topic too.
     await waitFor.kafka(() => backends.eventLog.prepare());

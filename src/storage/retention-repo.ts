@@ -7,7 +7,7 @@ export const PARTITIONED_TABLES = ['event_log'] as const;
 export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
 
 /** The tables the retention figures report: the partitioned ones and the small ones that grow per event. */
-export const REPORTED_TABLES = [...PARTITIONED_TABLES, 'parked_deliveries', 'redelivery_requests', 'redelivery_jobs'] as const;
+export const REPORTED_TABLES = [...PARTITIONED_TABLES, 'parked_deliveries', 'redelivery_requests', 'redelivery_jobs', 'stats_minute', 'stats_ten_minutes', 'stats_hour'] as const;
 
 export interface PartitionRow {
   name: string;
@@ -179,6 +179,25 @@ export class RetentionRepo {
       DELETE FROM target_health_buckets WHERE ctid = ANY(ARRAY(
         SELECT ctid FROM target_health_buckets WHERE bucket_at < ${cutoff} LIMIT ${limit}))`;
     return rows.count;
+  }
+
+  /**
+   * Deletes up to `limit` rows of each traffic rollup table (migration 100)
+   * wholly before `cutoff` (of one workspace, or all): a row whose minute,
+   * 10 minutes or hour ended by then. The BRIN index on `at` finds them.
+   */
+  async deleteRollups(cutoff: Date, limit: number, workspaceId?: string): Promise<number> {
+    let deleted = 0;
+    for (const [table, spanMs] of [['stats_minute', 60_000], ['stats_ten_minutes', 600_000], ['stats_hour', 3_600_000]] as const) {
+      const before = new Date(cutoff.getTime() - spanMs + 1);
+      const rows = await this.sql`
+        DELETE FROM ${this.sql(table)} WHERE ctid = ANY(ARRAY(
+          SELECT ctid FROM ${this.sql(table)} WHERE at < ${before}
+            ${workspaceId !== undefined ? this.sql`AND workspace_id = ${workspaceId}` : this.sql``}
+          LIMIT ${limit}))`;
+      deleted += rows.count;
+    }
+    return deleted;
   }
 
   /**

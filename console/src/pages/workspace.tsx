@@ -1,3 +1,4 @@
+import { lazy } from 'preact/compat';
 import { useEffect, useState } from 'preact/hooks';
 import { api, del, get, post, put, seg } from '../api';
 import { href, navigate } from '../route';
@@ -9,12 +10,16 @@ import { TargetForm } from './target-form';
 import { ActivityPage } from './activity';
 import { HealthBadge, ReplayPanel, healthLine, rate, useTargetHealth } from './target-health';
 
+// The overview (and its chart library) loads only when opened.
+const OverviewPage = lazy(() => import('./overview').then((m) => m.OverviewPage));
+
 /** A workspace: queues, targets, routes and signing keys (docs/api.md#configuration-api); archive and restore it. */
 export function WorkspacePage(props: { tenant: string; tab: string; sub: string | undefined }) {
   const { session } = useSession();
   const ws = session.workspaces.find((w) => w.tenantPublicId === props.tenant);
   const t = props.tenant;
   const tabs = [
+    { id: 'overview', label: 'Overview', href: href(['w', t, 'overview']) },
     { id: 'queues', label: 'Queues', href: href(['w', t, 'queues']) },
     { id: 'targets', label: 'Targets', href: href(['w', t, 'targets']) },
     { id: 'routes', label: 'Routes', href: href(['w', t, 'routes']) },
@@ -32,7 +37,8 @@ export function WorkspacePage(props: { tenant: string; tab: string; sub: string 
       <WorkspaceArchive tenant={t} />
       <WorkspaceRetention tenant={t} />
       <Tabs tabs={tabs} active={props.tab} />
-      {props.tab === 'targets' ? <Targets tenant={t} sub={props.sub} />
+      {props.tab === 'overview' ? <OverviewPage tenant={t} />
+        : props.tab === 'targets' ? <Targets tenant={t} sub={props.sub} />
         : props.tab === 'routes' ? <Routes tenant={t} />
         : props.tab === 'signing-keys' ? <SigningKeys tenant={t} />
         : props.tab === 'activity' ? <ActivityPage tenant={t} />

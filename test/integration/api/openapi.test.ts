@@ -276,6 +276,10 @@ t.test('real answers match the schemas the document shows (every schema of an an
   t.equal(series.status, 200);
   t.equal(series.body.series.length > 0, true, 'zero-filled buckets');
   check('DistributionSeries', series.body);
+  // The workspace's traffic (the overview), from the rollups.
+  const stats = await api.manage('GET', api.tenantPath('/stats?window=1h'));
+  t.equal(stats.status, 200);
+  check('Stats', stats.body);
 
   // The sign-in page's config, and a console session (signed in with the Build key).
   const config = await api.request('GET', '/console/api/config');

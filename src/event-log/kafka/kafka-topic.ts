@@ -15,8 +15,20 @@ export function maxMessageBytes(config: Readonly<Config>): number {
 }
 
 /**
+ * The topic's `segment.ms`: the broker deletes whole segments, and only once
+ * the newest record of one is past retention.ms, so what a partition keeps is
+ * up to retention + one segment (+ the broker's retention check interval).
+ * Kafka's default segment (7 days, or 1 GiB) would keep a 30-day retention 37
+ * days and a few-minute one for as long as a segment takes to fill: a tenth
+ * of the retention, from a minute to a week, keeps it within 10 % over.
+ */
+export function segmentMs(retentionMs: number): number {
+  return Math.min(7 * 86_400_000, Math.max(60_000, Math.round(retentionMs / 10)));
+}
+
+/**
  * Creates the event topic when it does not exist (several nodes may race: that
- * is fine), with `retention.ms` from retention.hours, and waits until every
+ * is fine), with `retention.ms` from retention.hours (and `segment.ms` to match), and waits until every
  * partition has a leader. A broker that has just started answers before it
  * knows its topics: those answers are retried until `timeoutMs`, so a node
  * started right after its broker does not fail. Returns what is wrong with an
@@ -39,6 +51,7 @@ export async function ensureTopic(config: Readonly<Config>, security: KafkaSecur
             configs: [
               { name: 'max.message.bytes', value: String(maxMessageBytes(config)) },
               { name: 'retention.ms', value: String(retentionMs(config)) },
+              { name: 'segment.ms', value: String(segmentMs(retentionMs(config))) },
             ],
           });
         }

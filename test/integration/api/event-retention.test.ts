@@ -51,6 +51,7 @@ t.test('an event is shown and redelivered while the log holds it; past retention
 // The embedded log has no topic (its sweep is what the test above waits for).
 if (TEST_BACKEND === 'kafka') t.test('the Kafka topic is made with retention.ms from retention.hours; an existing topic that keeps less is reported', async (t) => {
   t.equal(await topicSetting(backends.topic, 'retention.ms'), String(RETENTION_HOURS * 3_600_000), 'made by the node with 18,000 ms');
+  t.equal(await topicSetting(backends.topic, 'segment.ms'), '60000', 'segments of a minute (a tenth of the retention, at least a minute): the broker deletes whole segments');
   const config = loadConfig({}, backendConfig(backends, { retention: { hours: 1 } }));
   const report = await ensureTopic(config);
   t.match(report, new RegExp(`Kafka topic ${backends.topic} keeps records for 0\\.005 h .*less than retention\\.hours \\(1 h\\).*retention\\.ms=3600000`), 'a node wanting 1 h says what to change');

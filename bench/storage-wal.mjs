@@ -11,18 +11,14 @@
 // The dist dir may be another checkout's build (the same script measures main).
 import { resolve } from 'node:path';
 import postgres from 'postgres';
+import { createBenchDatabase, dropBenchDatabase } from './lib/bench-db.mjs';
 const mode = process.argv[2] ?? 'same';
 const dist = resolve(process.argv[3] ?? new URL('../dist', import.meta.url).pathname);
 const { migrate } = await import(`${dist}/storage/migrate.js`);
 const { DeliveryRecordRepo } = await import(`${dist}/storage/delivery-record-repo.js`);
 const { RetentionRepo } = await import(`${dist}/storage/retention-repo.js`);
-const name = `sg_walbench_${Date.now().toString(36)}`;
-const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const admin = postgres(ADMIN, { max: 1, onnotice: () => {} });
-await admin.unsafe(`CREATE DATABASE ${name}`);
-const url = new URL(ADMIN);
-url.pathname = `/${name}`;
-const sql = postgres(url.toString(), { max: 2, onnotice: () => {} });
+const db = await createBenchDatabase(`wal_${Date.now().toString(36)}`);
+const sql = postgres(db.url, { max: 2, onnotice: () => {} });
 try {
   await migrate(sql);
   await new RetentionRepo(sql).ensurePartitions(Date.now(), 86_400_000, 2 * 86_400_000, 5000);
@@ -64,6 +60,5 @@ try {
   console.log(`${mode}: WAL ${(own / N).toFixed(0)} B/event; bytes ${((Number(sz.heap) + Number(sz.idx) + dheap + didx) / N).toFixed(0)} (heap ${((Number(sz.heap) + dheap) / N).toFixed(0)}, idx ${((Number(sz.idx) + didx) / N).toFixed(0)})`);
 } finally {
   await sql.end();
-  await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  await dropBenchDatabase(db.name);
 }

@@ -71,12 +71,16 @@ export interface FieldProblem {
 export class ServiceError extends Error {
   readonly status: number;
   readonly retryable: boolean;
+  readonly code: ErrorCode;
+  readonly details?: FieldProblem[] | Record<string, unknown>;
   constructor(
-    readonly code: ErrorCode,
+    code: ErrorCode,
     message?: string,
-    readonly details?: FieldProblem[] | Record<string, unknown>,
+    details?: FieldProblem[] | Record<string, unknown>,
   ) {
     super(message ?? errorCatalog[code].message);
+    this.code = code;
+    this.details = details;
     this.status = errorCatalog[code].status;
     this.retryable = errorCatalog[code].retryable;
   }

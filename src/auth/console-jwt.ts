@@ -79,10 +79,12 @@ export class ConsoleJwtVerifier {
   private readonly pem: LocalJWKSet | null;
   private readonly jwks: RemoteJWKSet | null;
 
+  private readonly settings: ConsoleJwtSettings;
   constructor(
-    private readonly settings: ConsoleJwtSettings,
+    settings: ConsoleJwtSettings,
     jwksFetch: JwksFetchOptions = {},
   ) {
+    this.settings = settings;
     this.secret = settings.sharedSecret ? new TextEncoder().encode(settings.sharedSecret) : null;
     this.pem = settings.publicKeyPem ? pemKeySet(settings.publicKeyPem) : null;
     const cooldownMs = jwksFetch.cooldownMs ?? 30_000;

@@ -40,11 +40,18 @@ export interface ResolvedSession {
  * absolute (console.sessionTtlSeconds from sign-in); sign-out revokes the row.
  */
 export class ConsoleSessions {
+  private readonly repo: ConsoleSessionRepo;
+  private readonly keys: KeyAuthenticator;
+  readonly ttlSeconds: number;
   constructor(
-    private readonly repo: ConsoleSessionRepo,
-    private readonly keys: KeyAuthenticator,
-    readonly ttlSeconds: number,
-  ) {}
+    repo: ConsoleSessionRepo,
+    keys: KeyAuthenticator,
+    ttlSeconds: number,
+  ) {
+    this.repo = repo;
+    this.keys = keys;
+    this.ttlSeconds = ttlSeconds;
+  }
 
   /** Starts a session; the token goes into the cookie and nowhere else. */
   async start(s: Omit<NewSession, 'ttlSeconds'>): Promise<{ token: string; session: StoredSession }> {

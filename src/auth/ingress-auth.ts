@@ -56,13 +56,23 @@ const PAYMENTS: Authenticated = Object.freeze({ paymentsVerified: true });
 export class IngressAuth {
   private readonly now: () => number;
 
+  private readonly keys: KeyAuthenticator;
+  private readonly signingKeys: SigningKeyCache;
+  private readonly nonces: NonceStore;
+  private readonly validator: Validator;
+  private readonly options: IngressAuthOptions;
   constructor(
-    private readonly keys: KeyAuthenticator,
-    private readonly signingKeys: SigningKeyCache,
-    private readonly nonces: NonceStore,
-    private readonly validator: Validator,
-    private readonly options: IngressAuthOptions,
+    keys: KeyAuthenticator,
+    signingKeys: SigningKeyCache,
+    nonces: NonceStore,
+    validator: Validator,
+    options: IngressAuthOptions,
   ) {
+    this.keys = keys;
+    this.signingKeys = signingKeys;
+    this.nonces = nonces;
+    this.validator = validator;
+    this.options = options;
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
   }
 

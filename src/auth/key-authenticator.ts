@@ -12,12 +12,16 @@ import { parseApiKey, secretMatches } from './api-key.js';
 export class KeyAuthenticator {
   private readonly cache: TtlCache<StoredKey | null>;
 
+  private readonly repo: KeyRepo;
+  readonly usage: KeyUsage | null;
   constructor(
-    private readonly repo: KeyRepo,
+    repo: KeyRepo,
     ttlMs: number,
     /** Where a successful authentication is noted (the key list's lastUsedAt). */
-    readonly usage: KeyUsage | null = null,
+    usage: KeyUsage | null = null,
   ) {
+    this.repo = repo;
+    this.usage = usage;
     this.cache = new TtlCache(ttlMs);
   }
 

@@ -16,11 +16,17 @@ export class KeyUsage {
   private pending = new Set<string>();
   private readonly timer: NodeJS.Timeout;
 
+  private readonly write: (keyIds: string[]) => Promise<void>;
+  private readonly log: Logger;
+  private readonly now: () => number;
   constructor(
-    private readonly write: (keyIds: string[]) => Promise<void>,
-    private readonly log: Logger,
-    private readonly now: () => number = Date.now,
+    write: (keyIds: string[]) => Promise<void>,
+    log: Logger,
+    now: () => number = Date.now,
   ) {
+    this.write = write;
+    this.log = log;
+    this.now = now;
     this.timer = setInterval(() => void this.flush(), FLUSH_EVERY_MS);
     this.timer.unref();
   }

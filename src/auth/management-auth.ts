@@ -60,12 +60,21 @@ const WRITERS: readonly MemberRole[] = ['Owner', 'Admin'];
  * reach answer 404, never 403, so their existence does not leak.
  */
 export class ManagementAuth {
+  private readonly keys: KeyAuthenticator;
+  private readonly topology: TopologyRepo;
+  private readonly console: { verifier: ConsoleJwtVerifier; memberships: MembershipRepo } | null;
+  private readonly cookies: CookieSessions | null;
   constructor(
-    private readonly keys: KeyAuthenticator,
-    private readonly topology: TopologyRepo,
-    private readonly console: { verifier: ConsoleJwtVerifier; memberships: MembershipRepo } | null = null,
-    private readonly cookies: CookieSessions | null = null,
-  ) {}
+    keys: KeyAuthenticator,
+    topology: TopologyRepo,
+    console: { verifier: ConsoleJwtVerifier; memberships: MembershipRepo } | null = null,
+    cookies: CookieSessions | null = null,
+  ) {
+    this.keys = keys;
+    this.topology = topology;
+    this.console = console;
+    this.cookies = cookies;
+  }
 
   /** An API key, or a console session cookie exchanged for one. */
   async authenticate(exchange: Exchange): Promise<Principal> {

@@ -11,10 +11,12 @@ import { ServiceError } from '../errors.js';
 export class NonceStore {
   private readonly ttlMs: number;
 
+  private readonly cache: CacheStore;
   constructor(
-    private readonly cache: CacheStore,
+    cache: CacheStore,
     skewSeconds: number,
   ) {
+    this.cache = cache;
     this.ttlMs = (2 * skewSeconds + 60) * 1000;
   }
 

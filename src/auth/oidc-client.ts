@@ -38,10 +38,15 @@ const FLOW_PART = /^[A-Za-z0-9_-]{43}$/;
 export class OidcClient {
   private configuration: Promise<oidc.Configuration> | null = null;
 
+  private readonly settings: OidcSettings;
+  private readonly verifier: ConsoleJwtVerifier;
   constructor(
-    private readonly settings: OidcSettings,
-    private readonly verifier: ConsoleJwtVerifier,
-  ) {}
+    settings: OidcSettings,
+    verifier: ConsoleJwtVerifier,
+  ) {
+    this.settings = settings;
+    this.verifier = verifier;
+  }
 
   /** Starts a sign-in: where to send the browser, and the flow to remember. */
   async start(redirectUri: string): Promise<{ url: string; flow: OidcFlow }> {

@@ -10,10 +10,12 @@ import type { SigningKeyRepo } from '../storage/signing-key-repo.js';
 export class SigningKeyCache {
   private readonly cache: TtlCache<ReadonlyMap<string, string>>;
 
+  private readonly repo: SigningKeyRepo;
   constructor(
-    private readonly repo: SigningKeyRepo,
+    repo: SigningKeyRepo,
     ttlMs: number,
   ) {
+    this.repo = repo;
     this.cache = new TtlCache(ttlMs);
   }
 

@@ -48,10 +48,14 @@ export class PoolValidator implements Validator {
   private scheduled = false;
   private inFlight = 0;
 
+  private readonly threads: number;
+  private readonly maxBatch: number;
   constructor(
-    private readonly threads: number,
-    private readonly maxBatch: number,
+    threads: number,
+    maxBatch: number,
   ) {
+    this.threads = threads;
+    this.maxBatch = maxBatch;
     this.pool = new Piscina({
       filename: WORKER.href,
       minThreads: threads,

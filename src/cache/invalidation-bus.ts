@@ -13,7 +13,10 @@ const VERSION_KEY = 'config:version';
 export class InvalidationBus {
   private readonly listeners = new Set<(scope: string) => void>();
 
-  constructor(private readonly store: CacheStore) {}
+  private readonly store: CacheStore;
+  constructor(store: CacheStore) {
+    this.store = store;
+  }
 
   async start(): Promise<void> {
     await this.store.subscribe(CHANNEL, (scope) => this.emitLocal(scope));

@@ -47,12 +47,16 @@ export class RedisCacheStore implements CacheStore {
   private redialling = false;
   private lastReplyAt = Date.now();
 
+  private readonly prefix: string;
+  private readonly log: Logger;
   constructor(
     url: string,
-    private readonly prefix: string,
-    private readonly log: Logger,
+    prefix: string,
+    log: Logger,
     commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS,
   ) {
+    this.prefix = prefix;
+    this.log = log;
     this.timeoutMs = commandTimeoutMs;
     this.redis = new Redis(url, {
       // One retry of a command whose connection dropped; the timeout bounds the whole wait.

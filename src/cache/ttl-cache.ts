@@ -8,10 +8,15 @@ export class TtlCache<V> {
   private readonly loading = new Map<string, Promise<V>>();
   private epoch = 0;
 
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
   constructor(
-    private readonly ttlMs: number,
-    private readonly maxEntries = 50_000,
-  ) {}
+    ttlMs: number,
+    maxEntries = 50_000,
+  ) {
+    this.ttlMs = ttlMs;
+    this.maxEntries = maxEntries;
+  }
 
   get(key: string): V | undefined {
     const hit = this.entries.get(key);

@@ -6,8 +6,10 @@ import { checkConfig } from './validate.js';
 
 /** Raised when configuration is invalid; the CLI prints it and exits 1. */
 export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
+  readonly problems: string[];
+  constructor(problems: string[]) {
     super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.problems = problems;
   }
 }
 

@@ -33,17 +33,32 @@ export interface AttemptReport {
  * Sandbox events stop before the permit: a simulated answer stands in for the send.
  */
 export class Deliverer {
+  private readonly dispatcher: HttpDispatcher;
+  private readonly tokens: OAuthTokens;
+  private readonly plans: SigningPlans;
+  private readonly defaultPolicy: Readonly<RetryPolicy>;
+  private readonly now: () => number;
+  private readonly tracing: Tracing;
+  private readonly flows: TargetFlows | null;
   constructor(
-    private readonly dispatcher: HttpDispatcher,
-    private readonly tokens: OAuthTokens,
-    private readonly plans: SigningPlans,
-    private readonly defaultPolicy: Readonly<RetryPolicy>,
-    private readonly now: () => number = Date.now,
+    dispatcher: HttpDispatcher,
+    tokens: OAuthTokens,
+    plans: SigningPlans,
+    defaultPolicy: Readonly<RetryPolicy>,
+    now: () => number = Date.now,
     /** A span per attempt, whose id the receiver gets as its traceparent's parent. */
-    private readonly tracing: Tracing = NO_TRACING,
+    tracing: Tracing = NO_TRACING,
     /** Flow control per target; null: none (requests are bounded only by the dispatcher's per-origin cap). */
-    private readonly flows: TargetFlows | null = null,
-  ) {}
+    flows: TargetFlows | null = null,
+  ) {
+    this.dispatcher = dispatcher;
+    this.tokens = tokens;
+    this.plans = plans;
+    this.defaultPolicy = defaultPolicy;
+    this.now = now;
+    this.tracing = tracing;
+    this.flows = flows;
+  }
 
   policyOf(target: RouteTarget): Readonly<RetryPolicy> {
     return target.settings.retryPolicy ?? this.defaultPolicy;

@@ -30,11 +30,18 @@ export class DeliveryRecords {
   /** Deliveries whose event had no row yet, since when (see keepUnmatched). */
   private readonly unmatchedSince = new Map<string, number>();
 
+  private readonly repo: DeliveryRecordRepo;
+  private readonly options: DeliveryRecordsOptions;
+  private readonly log: Logger;
   constructor(
-    private readonly repo: DeliveryRecordRepo,
-    private readonly options: DeliveryRecordsOptions,
-    private readonly log: Logger,
-  ) {}
+    repo: DeliveryRecordRepo,
+    options: DeliveryRecordsOptions,
+    log: Logger,
+  ) {
+    this.repo = repo;
+    this.options = options;
+    this.log = log;
+  }
 
   get buffered(): number {
     return this.events.length + this.deliveries.size;

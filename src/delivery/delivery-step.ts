@@ -48,7 +48,9 @@ export class DeliveryStep {
   /** Targets this process disabled, and when: jobs routed before then must look again. */
   private readonly disabledAt = new Map<string, number>();
 
-  constructor(private readonly deps: StepDeps) {
+  private readonly deps: StepDeps;
+  constructor(deps: StepDeps) {
+    this.deps = deps;
     this.now = deps.now ?? Date.now;
   }
 

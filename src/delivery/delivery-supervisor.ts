@@ -26,12 +26,21 @@ export class DeliverySupervisor {
   private redeliveryTimer: NodeJS.Timeout | null = null;
   private polling = false;
 
+  private readonly reader: EventLogReader;
+  private readonly services: ActorServices;
+  private readonly options: SupervisorOptions;
+  private readonly log: Logger;
   constructor(
-    private readonly reader: EventLogReader,
-    private readonly services: ActorServices,
-    private readonly options: SupervisorOptions,
-    private readonly log: Logger,
-  ) {}
+    reader: EventLogReader,
+    services: ActorServices,
+    options: SupervisorOptions,
+    log: Logger,
+  ) {
+    this.reader = reader;
+    this.services = services;
+    this.options = options;
+    this.log = log;
+  }
 
   async start(): Promise<void> {
     await this.reader.start((partition) => {

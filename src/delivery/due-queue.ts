@@ -9,10 +9,15 @@ export class DueQueue<T> {
   private timer: NodeJS.Timeout | null = null;
   private timerAt = Infinity;
 
+  private readonly fire: (item: T) => void;
+  private readonly now: () => number;
   constructor(
-    private readonly fire: (item: T) => void,
-    private readonly now: () => number = Date.now,
-  ) {}
+    fire: (item: T) => void,
+    now: () => number = Date.now,
+  ) {
+    this.fire = fire;
+    this.now = now;
+  }
 
   get size(): number {
     return this.heap.length;

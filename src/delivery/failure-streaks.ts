@@ -17,12 +17,21 @@ export class FailureStreaks {
   /** When this node last told the store a target is healthy (another node may have seen it fail). */
   private readonly healthyWrittenAt = new Map<string, number>();
 
+  private readonly store: StreakStore;
+  private readonly disableAfterMs: number;
+  private readonly refreshMs: number;
+  private readonly now: () => number;
   constructor(
-    private readonly store: StreakStore,
-    private readonly disableAfterMs: number,
-    private readonly refreshMs = 60_000,
-    private readonly now: () => number = Date.now,
-  ) {}
+    store: StreakStore,
+    disableAfterMs: number,
+    refreshMs = 60_000,
+    now: () => number = Date.now,
+  ) {
+    this.store = store;
+    this.disableAfterMs = disableAfterMs;
+    this.refreshMs = refreshMs;
+    this.now = now;
+  }
 
   /** An attempt failed; resolves true when the streak has lasted long enough to disable the target. */
   async failed(targetId: string): Promise<boolean> {

@@ -65,10 +65,15 @@ export class Lane {
   /** Parked by spill(), not by a retry: drains take a slot of the target's own. */
   private spilled = false;
 
+  readonly ref: LaneRef;
+  private readonly ctx: LaneContext;
   constructor(
-    readonly ref: LaneRef,
-    private readonly ctx: LaneContext,
-  ) {}
+    ref: LaneRef,
+    ctx: LaneContext,
+  ) {
+    this.ref = ref;
+    this.ctx = ctx;
+  }
 
   /** Waits in memory: jobs not yet settled. */
   get held(): number {

@@ -24,12 +24,21 @@ export class ParkWriter {
   private running: Promise<void> | null = null;
   private closed = false;
 
+  private readonly repo: ParkedDeliveryRepo;
+  private readonly flushMs: number;
+  private readonly log: Logger;
+  private readonly maxBatchRows: number;
   constructor(
-    private readonly repo: ParkedDeliveryRepo,
-    private readonly flushMs: number,
-    private readonly log: Logger,
-    private readonly maxBatchRows = 2000,
-  ) {}
+    repo: ParkedDeliveryRepo,
+    flushMs: number,
+    log: Logger,
+    maxBatchRows = 2000,
+  ) {
+    this.repo = repo;
+    this.flushMs = flushMs;
+    this.log = log;
+    this.maxBatchRows = maxBatchRows;
+  }
 
   write(rows: readonly ParkedRowInput[]): Promise<void> {
     if (this.closed) return Promise.reject(new Error('park writer closed'));

@@ -99,12 +99,20 @@ export class PartitionActor implements PartitionHandler {
   private readonly recentTargets = new Map<string, number>();
   private spillCheckedAt = 0;
 
+  readonly partition: number;
+  private readonly services: ActorServices;
+  private readonly options: ActorOptions;
+  private readonly log: Logger;
   constructor(
-    readonly partition: number,
-    private readonly services: ActorServices,
-    private readonly options: ActorOptions,
-    private readonly log: Logger,
+    partition: number,
+    services: ActorServices,
+    options: ActorOptions,
+    log: Logger,
   ) {
+    this.partition = partition;
+    this.services = services;
+    this.options = options;
+    this.log = log;
     this.due = new DueQueue<Lane>((lane) => void lane.wake(), services.now);
     this.laneCtx = {
       stream: services.stream,

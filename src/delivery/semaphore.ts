@@ -3,7 +3,10 @@ export class Semaphore {
   private active = 0;
   private readonly waiting: Array<() => void> = [];
 
-  constructor(private readonly limit: number) {}
+  private readonly limit: number;
+  constructor(limit: number) {
+    this.limit = limit;
+  }
 
   async acquire(): Promise<() => void> {
     if (this.active < this.limit) this.active++;
@@ -23,7 +26,10 @@ export class Semaphore {
 export class KeyedSemaphores {
   private readonly byKey = new Map<string, Semaphore>();
 
-  constructor(private readonly limit: number) {}
+  private readonly limit: number;
+  constructor(limit: number) {
+    this.limit = limit;
+  }
 
   of(key: string): Semaphore {
     let semaphore = this.byKey.get(key);

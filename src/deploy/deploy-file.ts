@@ -31,8 +31,10 @@ export interface DeployFile {
 
 /** A problem in the file, named by its path (e.g. `targets.mine.url`). */
 export class DeployFileError extends Error {
-  constructor(readonly problems: string[]) {
+  readonly problems: string[];
+  constructor(problems: string[]) {
     super(problems.join('\n'));
+    this.problems = problems;
   }
 }
 

@@ -108,11 +108,17 @@ export class HttpConnection implements ExchangeConnection {
   private proxyBytes: Buffer | null;
   remoteAddress: string;
 
+  private readonly socket: Socket;
+  private readonly host: ConnectionHost;
+  private readonly onFinished: (connection: HttpConnection) => void;
   constructor(
-    private readonly socket: Socket,
-    private readonly host: ConnectionHost,
-    private readonly onFinished: (connection: HttpConnection) => void,
+    socket: Socket,
+    host: ConnectionHost,
+    onFinished: (connection: HttpConnection) => void,
   ) {
+    this.socket = socket;
+    this.host = host;
+    this.onFinished = onFinished;
     const timings = host.timings;
     this.lastActive = timings.now();
     this.remoteAddress = plainAddress(socket.remoteAddress ?? '');

@@ -84,22 +84,44 @@ export class ServerExchange implements Exchange {
   readonly headers: Readonly<Record<string, string>>;
   private bodyPromise: Promise<Buffer> | null = null;
 
+  private readonly connection: ExchangeConnection;
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  readonly params: readonly string[];
+  private readonly bodyBytes: Buffer;
+  private readonly maxBodyBytes: number;
+  private readonly lifecycle: ConnectionLifecycle;
+  readonly route: string;
+  private readonly headOnly: boolean;
+  private readonly lastOnConnection: boolean;
   constructor(
-    private readonly connection: ExchangeConnection,
+    connection: ExchangeConnection,
     head: RequestHead,
     /** The method routes see: HEAD is served as GET, without the body (RFC 9110 §9.3.2). */
-    readonly method: string,
-    readonly path: string,
-    readonly query: string,
-    readonly params: readonly string[],
-    private readonly bodyBytes: Buffer,
-    private readonly maxBodyBytes: number,
-    private readonly lifecycle: ConnectionLifecycle,
-    readonly route: string,
-    private readonly headOnly: boolean,
+    method: string,
+    path: string,
+    query: string,
+    params: readonly string[],
+    bodyBytes: Buffer,
+    maxBodyBytes: number,
+    lifecycle: ConnectionLifecycle,
+    route: string,
+    headOnly: boolean,
     /** HTTP/1.0 or `Connection: close`: the connection ends after this answer. */
-    private readonly lastOnConnection: boolean,
+    lastOnConnection: boolean,
   ) {
+    this.connection = connection;
+    this.method = method;
+    this.path = path;
+    this.query = query;
+    this.params = params;
+    this.bodyBytes = bodyBytes;
+    this.maxBodyBytes = maxBodyBytes;
+    this.lifecycle = lifecycle;
+    this.route = route;
+    this.headOnly = headOnly;
+    this.lastOnConnection = lastOnConnection;
     const headers = head.headers;
     // Host as the parser read it (from the field, or an absolute-form target's authority).
     if (head.host !== '') headers.host = head.host;

@@ -47,11 +47,16 @@ export class Router {
   private readonly byMethod = new Map<string, RouteTree<RouteEntry>>();
   private fallbackEntry: RouteEntry | null = null;
 
+  private readonly log: Logger;
+  private readonly observer: RequestObserver;
   constructor(
-    private readonly log: Logger,
+    log: Logger,
     /** Spans, access log and refusal lines around each handler (src/observability/request-observer.ts). */
-    private readonly observer = new RequestObserver(log),
-  ) {}
+    observer = new RequestObserver(log),
+  ) {
+    this.log = log;
+    this.observer = observer;
+  }
 
   add(method: Method, pattern: string, options: RouteOptions, handler: Handler): void {
     const httpMethod = method === 'del' ? 'DELETE' : method.toUpperCase();

@@ -54,7 +54,9 @@ export class HttpServer implements ConnectionHost {
   /** Ends the drain under way (null when none). */
   private drainEnd: (() => void) | null = null;
 
-  constructor(private readonly options: HttpServerOptions) {
+  private readonly options: HttpServerOptions;
+  constructor(options: HttpServerOptions) {
+    this.options = options;
     const { events, other } = options.bodyLimits;
     this.limits = {
       maxHeadBytes: options.maxHeadBytes ?? MAX_HEAD_BYTES,

@@ -36,10 +36,15 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const WAIT_BACKOFF = { baseMs: 5, maxMs: 100 };
 
 export class IdempotencyGate {
+  private readonly cache: CacheStore;
+  private readonly options: IdempotencyOptions;
   constructor(
-    private readonly cache: CacheStore,
-    private readonly options: IdempotencyOptions,
-  ) {}
+    cache: CacheStore,
+    options: IdempotencyOptions,
+  ) {
+    this.cache = cache;
+    this.options = options;
+  }
 
   /**
    * Reserves (scope, key) for `eventId`, or finds the event that holds it.

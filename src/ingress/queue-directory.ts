@@ -61,11 +61,15 @@ export const DEFAULT_SOURCES: Readonly<ContextSources> = Object.freeze<ContextSo
 export class QueueDirectory {
   private readonly cache: TtlCache<QueueView | null>;
 
+  private readonly repo: IngressRepo;
+  private readonly defaults: QueueDefaults;
   constructor(
-    private readonly repo: IngressRepo,
+    repo: IngressRepo,
     ttlMs: number,
-    private readonly defaults: QueueDefaults,
+    defaults: QueueDefaults,
   ) {
+    this.repo = repo;
+    this.defaults = defaults;
     this.cache = new TtlCache(ttlMs);
   }
 

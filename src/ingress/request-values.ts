@@ -16,11 +16,18 @@ export class RequestValues {
   private query: URLSearchParams | null = null;
   private json: Record<string, unknown> | null = null;
 
+  private readonly headers: Readonly<Record<string, string>>;
+  private readonly rawQuery: string;
+  private readonly body: Buffer | null;
   constructor(
-    private readonly headers: Readonly<Record<string, string>>,
-    private readonly rawQuery: string,
-    private readonly body: Buffer | null,
-  ) {}
+    headers: Readonly<Record<string, string>>,
+    rawQuery: string,
+    body: Buffer | null,
+  ) {
+    this.headers = headers;
+    this.rawQuery = rawQuery;
+    this.body = body;
+  }
 
   /**
    * Parses the body as a JSON object now, so a queue that reads body fields

@@ -39,16 +39,27 @@ export const STALE_AFTER_MS = 60_000;
 export class RedeliveryJobRunner {
   private readonly running = new Map<string, { stop: boolean; cancelled: boolean; done: Promise<void> }>();
 
+  private readonly jobs: Pick<RedeliveryJobRepo, 'nextFailed' | 'progress' | 'heartbeat' | 'finish'>;
+  private readonly redeliver: (orders: readonly RedeliveryOrder[]) => Promise<{ gone: RedeliveryOrder[] }>;
+  private readonly log: Logger;
+  private readonly missed: Pick<MissedDeliveryRepo, 'next'> | null;
+  private readonly onEnd: (job: RedeliveryJobRow, end: JobEnd) => Promise<void>;
   constructor(
-    private readonly jobs: Pick<RedeliveryJobRepo, 'nextFailed' | 'progress' | 'heartbeat' | 'finish'>,
+    jobs: Pick<RedeliveryJobRepo, 'nextFailed' | 'progress' | 'heartbeat' | 'finish'>,
     /** The single-event redelivery path (src/api/events/redeliver.ts), bound to this node. */
-    private readonly redeliver: (orders: readonly RedeliveryOrder[]) => Promise<{ gone: RedeliveryOrder[] }>,
-    private readonly log: Logger,
+    redeliver: (orders: readonly RedeliveryOrder[]) => Promise<{ gone: RedeliveryOrder[] }>,
+    log: Logger,
     /** Replay jobs' source; without it, a replay job fails at once. */
-    private readonly missed: Pick<MissedDeliveryRepo, 'next'> | null = null,
+    missed: Pick<MissedDeliveryRepo, 'next'> | null = null,
     /** Told when a job ends (the activity feed); its errors are logged, never the job's. */
-    private readonly onEnd: (job: RedeliveryJobRow, end: JobEnd) => Promise<void> = async () => {},
-  ) {}
+    onEnd: (job: RedeliveryJobRow, end: JobEnd) => Promise<void> = async () => {},
+  ) {
+    this.jobs = jobs;
+    this.redeliver = redeliver;
+    this.log = log;
+    this.missed = missed;
+    this.onEnd = onEnd;
+  }
 
   /** Stops a job this node runs (it was cancelled); other nodes' jobs notice at their next batch. */
   cancel(jobId: string): void {

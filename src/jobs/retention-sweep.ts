@@ -81,12 +81,21 @@ export class RetentionSweep {
   private running: Promise<void> | null = null;
   private last: RetentionFigures = { tables: [], sweepSeconds: null, sweptAt: null };
 
+  private readonly repo: RetentionRepo;
+  private readonly options: RetentionOptions;
+  private readonly log: Logger;
+  private readonly now: () => number;
   constructor(
-    private readonly repo: RetentionRepo,
-    private readonly options: RetentionOptions,
-    private readonly log: Logger,
-    private readonly now: () => number = Date.now,
-  ) {}
+    repo: RetentionRepo,
+    options: RetentionOptions,
+    log: Logger,
+    now: () => number = Date.now,
+  ) {
+    this.repo = repo;
+    this.options = options;
+    this.log = log;
+    this.now = now;
+  }
 
   start(): void {
     const tick = () => {

@@ -33,11 +33,18 @@ export class DistributionRecorder {
   private flushing: Promise<void> = Promise.resolve();
   private readonly listener = (message: unknown) => this.record(message as AttemptMessage);
 
+  private readonly cache: CacheStore;
+  private readonly flushMs: number;
+  private readonly now: () => number;
   constructor(
-    private readonly cache: CacheStore,
-    private readonly flushMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+    cache: CacheStore,
+    flushMs: number,
+    now: () => number = Date.now,
+  ) {
+    this.cache = cache;
+    this.flushMs = flushMs;
+    this.now = now;
+  }
 
   start(): void {
     attemptChannel.subscribe(this.listener);

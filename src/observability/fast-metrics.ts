@@ -25,11 +25,18 @@ export interface TallyCell {
 abstract class Exported {
   readonly aggregator = 'sum' as const;
 
+  readonly name: string;
+  readonly help: string;
+  readonly type: 'counter' | 'histogram';
   constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly type: 'counter' | 'histogram',
-  ) {}
+    name: string,
+    help: string,
+    type: 'counter' | 'histogram',
+  ) {
+    this.name = name;
+    this.help = help;
+    this.type = type;
+  }
 
   abstract values(): ExportedValue[];
 

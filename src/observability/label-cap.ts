@@ -9,7 +9,10 @@ export const OVERFLOW_LABEL = 'other';
 export class LabelCap {
   private readonly seen = new Set<string>();
 
-  constructor(private readonly max: number) {}
+  private readonly max: number;
+  constructor(max: number) {
+    this.max = max;
+  }
 
   label(value: string): string {
     if (this.seen.has(value)) return value;

@@ -19,10 +19,15 @@ export class PostgresCheck {
   private sql: postgres.Sql | null = null;
   private closed = false;
 
+  private readonly url: string;
+  private readonly timeoutMs: number;
   constructor(
-    private readonly url: string,
-    private readonly timeoutMs: number,
-  ) {}
+    url: string,
+    timeoutMs: number,
+  ) {
+    this.url = url;
+    this.timeoutMs = timeoutMs;
+  }
 
   readonly check: Check = async (signal) => {
     if (this.closed) throw new Error('stopped');

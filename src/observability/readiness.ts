@@ -34,11 +34,13 @@ export type Check = (signal: AbortSignal) => Promise<Record<string, unknown> | v
 
 /** What a check throws to fail with details shown beside its error (a threaded node's `failing` names). */
 export class CheckFailed extends Error {
+  readonly details: Record<string, unknown>;
   constructor(
     message: string,
-    readonly details: Record<string, unknown> = {},
+    details: Record<string, unknown> = {},
   ) {
     super(message);
+    this.details = details;
   }
 }
 
@@ -84,11 +86,18 @@ export class Readiness {
   private draining = false;
   private timer: NodeJS.Timeout | null = null;
 
+  private readonly roles: readonly Role[];
+  private readonly options: Readonly<ReadinessOptions>;
+  private readonly log: Logger;
   constructor(
-    private readonly roles: readonly Role[],
-    private readonly options: Readonly<ReadinessOptions>,
-    private readonly log: Logger,
-  ) {}
+    roles: readonly Role[],
+    options: Readonly<ReadinessOptions>,
+    log: Logger,
+  ) {
+    this.roles = roles;
+    this.options = options;
+    this.log = log;
+  }
 
   /** Adds (or replaces) a named check; it runs from the next round on. */
   add(name: string, run: Check): void {

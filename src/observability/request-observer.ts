@@ -26,12 +26,16 @@ const PROBE_ROUTE = /^\/(healthz|livez|readyz|metrics)$/;
 export class RequestObserver {
   private readonly log: Logger;
 
+  private readonly tracing: Tracing;
+  private readonly accessSampleRate: number;
   constructor(
     log: Logger,
-    private readonly tracing: Tracing = NO_TRACING,
+    tracing: Tracing = NO_TRACING,
     /** log.accessLog.sampleRate: the share of management requests logged (0 = none, 1 = all). */
-    private readonly accessSampleRate = 0,
+    accessSampleRate = 0,
   ) {
+    this.tracing = tracing;
+    this.accessSampleRate = accessSampleRate;
     this.log = log.child({ component: 'http' });
   }
 

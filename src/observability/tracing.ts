@@ -45,7 +45,9 @@ export class Tracing {
   /** The server span of each traced request, keyed by its exchange. */
   private readonly requestSpans = new WeakMap<object, Span>();
 
-  constructor(private readonly provider: TracerProvider | null) {
+  private readonly provider: TracerProvider | null;
+  constructor(provider: TracerProvider | null) {
+    this.provider = provider;
     this.enabled = provider !== null;
     this.tracer = provider?.getTracer('streamgate', '0.1.0') ?? null;
   }

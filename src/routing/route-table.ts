@@ -77,12 +77,18 @@ export class RouteTable {
   private last: Promise<void> = Promise.resolve();
   private queued: Promise<void> | null = null;
 
+  private readonly repo: TopologyRepo;
+  private readonly defaultTimeoutMs: number;
+  private readonly options: RouteTableOptions;
   constructor(
-    private readonly repo: TopologyRepo,
+    repo: TopologyRepo,
     ttlMs: number,
-    private readonly defaultTimeoutMs: number,
-    private readonly options: RouteTableOptions = {},
+    defaultTimeoutMs: number,
+    options: RouteTableOptions = {},
   ) {
+    this.repo = repo;
+    this.defaultTimeoutMs = defaultTimeoutMs;
+    this.options = options;
     this.cache = new TtlCache(ttlMs);
   }
 

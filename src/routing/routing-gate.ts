@@ -46,10 +46,14 @@ export class RoutingGate {
   private readonly streams: TtlCache<StreamView | null>;
   private readonly activations: TtlCache<ReadonlySet<string>>;
 
+  private readonly source: GateSource;
+  private readonly options: GateOptions;
   constructor(
-    private readonly source: GateSource,
-    private readonly options: GateOptions,
+    source: GateSource,
+    options: GateOptions,
   ) {
+    this.source = source;
+    this.options = options;
     this.streams = new TtlCache(options.ttlMs);
     this.activations = new TtlCache(options.ttlMs);
   }

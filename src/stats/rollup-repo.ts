@@ -55,7 +55,10 @@ export interface RollupSum {
  * recorder (src/stats/stats-recorder.ts), read row by row by the stats API.
  */
 export class RollupRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   /** Adds the rows to what is stored: one list per table of ROLLUP_TABLES, in its order; one statement. */
   async add(rows: ReadonlyArray<readonly RollupRow[]>): Promise<void> {

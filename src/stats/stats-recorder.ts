@@ -31,12 +31,21 @@ export class StatsRecorder {
   private readonly onAttempt = (message: unknown) => this.attempt(message as AttemptMessage);
   private readonly onAnswered = (message: unknown) => this.answered(message as AnsweredMessage);
 
+  private readonly repo: RollupRepo;
+  private readonly options: { flushMs: number; ingress: boolean; delivery: boolean };
+  private readonly log: Logger;
+  private readonly now: () => number;
   constructor(
-    private readonly repo: RollupRepo,
-    private readonly options: { flushMs: number; ingress: boolean; delivery: boolean },
-    private readonly log: Logger,
-    private readonly now: () => number = Date.now,
-  ) {}
+    repo: RollupRepo,
+    options: { flushMs: number; ingress: boolean; delivery: boolean },
+    log: Logger,
+    now: () => number = Date.now,
+  ) {
+    this.repo = repo;
+    this.options = options;
+    this.log = log;
+    this.now = now;
+  }
 
   start(): void {
     if (this.options.delivery) attemptChannel.subscribe(this.onAttempt);

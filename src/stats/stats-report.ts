@@ -52,7 +52,9 @@ class Accumulated {
   readonly counts: Float64Array;
   readonly latency: Float64Array;
 
-  constructor(readonly points: number) {
+  readonly points: number;
+  constructor(points: number) {
+    this.points = points;
     this.counts = new Float64Array(points * 10);
     this.latency = new Float64Array(points * LATENCY_BUCKETS);
   }

@@ -14,7 +14,10 @@ export interface ActivityRow extends ActivityEntry {
  * records (the retention sweep deletes older rows in batches).
  */
 export class ActivityRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   async record(workspaceId: string, entry: ActivityEntry): Promise<void> {
     await this.sql`

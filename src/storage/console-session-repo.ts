@@ -36,7 +36,10 @@ export interface SessionWorkspace {
 
 /** Console sessions and one-time sign-in links, looked up by the SHA-256 of their token. */
 export class ConsoleSessionRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   async create(tokenHash: Buffer, s: NewSession): Promise<StoredSession> {
     // Expired rows are only ever refused: drop those a day past their end now and then.

@@ -85,7 +85,10 @@ interface EventPatch {
  * wait for fsync.
  */
 export class DeliveryRecordRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   /**
    * Writes events (each with its routed targets pending) and delivery

@@ -64,7 +64,10 @@ interface Row {
  * deleted since are left out.
  */
 export class EventListRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   /** Up to `limit` events, and whether more follow. */
   async page(f: EventListFilter): Promise<{ items: EventListItem[]; more: boolean }> {

@@ -16,7 +16,10 @@ export interface IngressQueueRow {
 
 /** The one read of the ingress hot path's cache misses: workspace and queue in a single query. */
 export class IngressRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   async queue(tenantPublicId: string, queueName: string): Promise<IngressQueueRow | null> {
     const [row] = await this.sql<IngressQueueRow[]>`

@@ -15,7 +15,10 @@ export interface StoredKey {
 }
 
 export class KeyRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   async byKeyId(keyId: string): Promise<StoredKey | null> {
     const [row] = await this.sql<StoredKey[]>`

@@ -9,7 +9,10 @@ export interface CreatedKey {
 
 /** Licenses, workspaces and API keys: the ownership side of the schema. */
 export class LicenseRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   async createLicense(email: string): Promise<{ id: string; publicId: string }> {
     const publicId = newId('lic');

@@ -5,7 +5,10 @@ export const MEMBER_ROLES: readonly MemberRole[] = ['Owner', 'Admin', 'Member'];
 
 /** Console users' roles on workspaces: the `sub` of a console token → Owner, Admin or Member. */
 export class MembershipRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   async role(workspaceId: string, subject: string): Promise<MemberRole | null> {
     const [row] = await this.sql<{ role: MemberRole }[]>`

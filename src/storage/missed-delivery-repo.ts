@@ -43,7 +43,10 @@ const MICROS = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-
  * after the event's receipt.
  */
 export class MissedDeliveryRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   async count(r: MissedRange): Promise<number> {
     const [row] = await this.sql<{ n: number }[]>`

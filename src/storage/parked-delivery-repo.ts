@@ -43,7 +43,10 @@ const CHUNK = 1000;
  * deletes what it finished in the same statement that reads the next page.
  */
 export class ParkedDeliveryRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   /**
    * Inserts rows; a row already there keeps its state unless the new one

@@ -3,7 +3,10 @@ import type { QueueSettings } from '../routing/queue-settings.js';
 
 /** Queue settings by internal id, for delivery and for checks across routes (ingress resolves queues by name instead). */
 export class QueueLookupRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   async settingsOf(queueId: string): Promise<Partial<QueueSettings> | null> {
     const [row] = await this.sql<{ settings: Partial<QueueSettings> }[]>`SELECT settings FROM queues WHERE id = ${queueId}`;

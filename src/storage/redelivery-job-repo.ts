@@ -55,7 +55,10 @@ const MICROS = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-
  * Progress lives here, so any management node answers a poll.
  */
 export class RedeliveryJobRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   /** A job row; the cutoff as text with its microseconds (a JS Date would round them). */
   private columns() {

@@ -18,7 +18,10 @@ export interface RedeliveryInput {
  * (ParkedDeliveryRepo.claimRedeliveries) and turns each into a lane of its own.
  */
 export class RedeliveryRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   async request(items: readonly RedeliveryInput[]): Promise<void> {
     if (items.length === 0) return;

@@ -39,7 +39,10 @@ const OLDEST_SAMPLE = 1000;
  * bounded by a LIMIT so that no statement holds locks or scans for long.
  */
 export class RetentionRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   /**
    * Runs `fn` if no other node is sweeping (a transaction-scoped advisory lock,

@@ -48,7 +48,10 @@ export function whpk(spkiDer: Buffer): string {
  * HMAC keys only: an ed25519 key is never "the newest key" there.
  */
 export class SigningKeyRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   /** Creates an HMAC key; the secret (256 random bits, base64url) is returned for showing once. */
   async create(workspaceId: string): Promise<SigningKey> {

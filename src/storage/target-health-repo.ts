@@ -27,7 +27,10 @@ export interface TargetHealthRow {
  * nodes, read per workspace over a window by the management API.
  */
 export class TargetHealthRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   /**
    * Adds one node's counters: buckets are summed, the failure count reset by

@@ -2,7 +2,10 @@ import type { Sql } from './db.js';
 
 /** What delivery changes on a target by itself: its failure streak and disabling it (docs/delivery.md#delivery-engine). */
 export class TargetStateRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   /**
    * Disables the target with a reason its workspace can read; false when it

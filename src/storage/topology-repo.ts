@@ -57,7 +57,10 @@ export interface Upserted<T> {
 const QUEUE_COLUMNS = `id, public_id AS "publicId", workspace_id AS "workspaceId", name, settings, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 export class TopologyRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   /**
    * A target's settings as the rest of the code sees them: the `settings` JSON

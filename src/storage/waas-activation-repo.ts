@@ -20,7 +20,10 @@ export interface ListedActivation extends ActivationRow {
  * row, so activating again answers the same public id.
  */
 export class WaasActivationRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   /** Activates the triple; `changed` is false when it was already Active. */
   async activate(producerWorkspaceId: string, groupKey: string, integrationId: string): Promise<{ row: ActivationRow; created: boolean; changed: boolean }> {

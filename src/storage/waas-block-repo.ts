@@ -21,7 +21,10 @@ export interface PackageBlockRow {
  * is paused is derived from these rows by the rule in block-coverage.ts.
  */
 export class WaasBlockRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   async blockStream(integrationId: string, catalogEntryId: string): Promise<boolean> {
     const rows = await this.sql`

@@ -46,7 +46,10 @@ const ENTRY_COLUMNS = 'id, public_id AS "publicId", producer_workspace_id AS "pr
  * and writes only what differs, so re-applying an unchanged stream writes nothing.
  */
 export class WaasCatalogRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   /** Marks the workspace a producer; false when it already was one. */
   async enableProducer(workspaceId: string): Promise<boolean> {

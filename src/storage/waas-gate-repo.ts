@@ -25,7 +25,10 @@ export interface StreamView {
  * by the queue an event came through, and by (producer, group key).
  */
 export class WaasGateRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   /** The stream carried by a queue, with its live subscriptions; null for a queue that carries no stream. */
   async streamOfQueue(queueId: string): Promise<StreamView | null> {

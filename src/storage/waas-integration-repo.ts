@@ -59,7 +59,10 @@ const SUBSCRIPTION_SELECT = `
 
 /** Integrations (a producer's partners) and their subscriptions to streams. */
 export class WaasIntegrationRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   /**
    * Invites `email`. A Pending invitation to the same address is re-issued

@@ -22,7 +22,10 @@ const PACKAGE_SELECT = `
 
 /** Packages: named groups of a producer's streams, and the lever of package blocks. */
 export class WaasPackageRepo {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   /** Creates an Active package whose key is `slug`, suffixed -2, -3… when the producer already uses it. */
   async create(producerWorkspaceId: string, slug: string, name: string, description: string | null): Promise<PackageRow> {

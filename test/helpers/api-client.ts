@@ -8,10 +8,15 @@ export interface ApiResponse<T = unknown> {
 
 /** A small client of the management and ingress HTTP API, as a user would call it. */
 export class ApiClient {
+  readonly baseUrl: string;
+  readonly creds: BootstrapResult;
   constructor(
-    readonly baseUrl: string,
-    readonly creds: BootstrapResult,
-  ) {}
+    baseUrl: string,
+    creds: BootstrapResult,
+  ) {
+    this.baseUrl = baseUrl;
+    this.creds = creds;
+  }
 
   async request<T = any>(method: string, path: string, opts: { body?: unknown; headers?: Record<string, string>; raw?: Buffer | string } = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...opts.headers };

@@ -53,11 +53,17 @@ export class ConsoleTab {
   /** Milliseconds spent per helper (go, click, shoot…), printed by checkTab to keep the run short. */
   readonly spent: Record<string, number> = {};
 
+  readonly page: Page;
+  readonly base: string;
+  readonly shotDir: string;
   private constructor(
-    readonly page: Page,
-    readonly base: string,
-    readonly shotDir: string,
+    page: Page,
+    base: string,
+    shotDir: string,
   ) {
+    this.page = page;
+    this.base = base;
+    this.shotDir = shotDir;
     page.on('console', (msg) => {
       // Chrome reports every answer >= 400 as a console error; those are checked as refusals instead.
       if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) this.errors.push(`console: ${msg.text()}`);

@@ -20,7 +20,10 @@ export class KeepAliveClient {
   private buffer = Buffer.alloc(0);
   private waiter: ((ended: string | null) => void) | null = null;
 
-  constructor(private readonly port: number) {}
+  private readonly port: number;
+  constructor(port: number) {
+    this.port = port;
+  }
 
   /** Sends `request()` one after another (pausing `pauseMs`) until `stop()` says so. */
   async run(request: () => Buffer, stop: () => boolean, pauseMs = 10): Promise<Outcome[]> {

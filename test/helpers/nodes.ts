@@ -52,10 +52,15 @@ const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
 /** A streamgate child process (built dist/), for crash and multi-process tests. */
 export class ChildNode {
+  readonly child: ChildProcess;
+  readonly port: number;
   constructor(
-    readonly child: ChildProcess,
-    readonly port: number,
-  ) {}
+    child: ChildProcess,
+    port: number,
+  ) {
+    this.child = child;
+    this.port = port;
+  }
 
   async waitReady(timeoutMs = 60_000): Promise<void> {
     const until = Date.now() + timeoutMs;

@@ -4,7 +4,9 @@ import parsePrometheusTextFormat, { type PromFamily } from 'parse-prometheus-tex
 export class Scrape {
   readonly families: Map<string, PromFamily>;
 
-  constructor(readonly text: string) {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
     this.families = new Map(parsePrometheusTextFormat(text).map((f) => [f.name, f]));
   }
 

@@ -22,7 +22,10 @@ export class Receiver {
   responder: Responder = (_req, res) => res.end('ok');
   private waiters: Array<() => void> = [];
 
-  constructor(private readonly server: http.Server) {}
+  private readonly server: http.Server;
+  constructor(server: http.Server) {
+    this.server = server;
+  }
 
   get url(): string {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;

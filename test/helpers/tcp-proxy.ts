@@ -22,11 +22,18 @@ export class TcpProxy {
   private mode: 'open' | CutMode = 'open';
   port = 0;
 
+  private readonly targetHost: string;
+  private readonly targetPort: number;
+  private readonly relay: Relay | null;
   private constructor(
-    private readonly targetHost: string,
-    private readonly targetPort: number,
-    private readonly relay: Relay | null,
-  ) {}
+    targetHost: string,
+    targetPort: number,
+    relay: Relay | null,
+  ) {
+    this.targetHost = targetHost;
+    this.targetPort = targetPort;
+    this.relay = relay;
+  }
 
   /**
    * Starts a proxy to host:port on a free loopback port; it closes when the test ends.

@@ -16,7 +16,10 @@ function ok<T>(res: ApiResponse<T>, what: string): T {
 
 /** The /waas flows a producer and its partner go through, over HTTP as a user would. */
 export class Waas {
-  constructor(readonly producer: ApiClient) {}
+  readonly producer: ApiClient;
+  constructor(producer: ApiClient) {
+    this.producer = producer;
+  }
 
   get tenant(): string {
     return this.producer.creds.tenantPublicId;

@@ -169,7 +169,10 @@ export function registerEventsApi(ctx: NodeContext, auth: ManagementAuth): void 
 class LogLookups {
   private chain: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly ctx: NodeContext) {}
+  private readonly ctx: NodeContext;
+  constructor(ctx: NodeContext) {
+    this.ctx = ctx;
+  }
 
   find(eventId: string, mintedAt: number, reqId: string): Promise<{ record: EventRecord; found: FoundRecord } | null> {
     const needle = Buffer.from(eventId);

@@ -8,7 +8,10 @@
 export class OriginSlots {
   private readonly origins = new Map<string, { active: number; waiting: Array<() => void> }>();
 
-  constructor(private readonly limit: number) {}
+  private readonly limit: number;
+  constructor(limit: number) {
+    this.limit = limit;
+  }
 
   /** A slot now, or null when the origin is at its limit (the common case costs no promise). */
   tryAcquire(origin: string): (() => void) | null {

@@ -109,10 +109,14 @@ export class TargetFlows {
   private readonly flows = new Map<string, Flow>();
   private sweptAt: number;
 
+  private readonly defaults: Readonly<FlowDefaults>;
+  private readonly now: () => number;
   constructor(
-    private readonly defaults: Readonly<FlowDefaults>,
-    private readonly now: () => number = () => performance.now(),
+    defaults: Readonly<FlowDefaults>,
+    now: () => number = () => performance.now(),
   ) {
+    this.defaults = defaults;
+    this.now = now;
     this.sweptAt = now();
   }
 

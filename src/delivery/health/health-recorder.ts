@@ -27,16 +27,31 @@ export class HealthRecorder {
   private flushing: Promise<void> | null = null;
   private readonly listener = (message: unknown) => this.onAttempt(message as AttemptMessage);
 
+  private readonly repo: TargetHealthRepo;
+  private readonly activity: ActivityRepo;
+  private readonly streakSince: (targetId: string) => number | null;
+  private readonly thresholds: HealthThresholds;
+  private readonly flushMs: number;
+  private readonly log: Logger;
+  private readonly now: () => number;
   constructor(
-    private readonly repo: TargetHealthRepo,
-    private readonly activity: ActivityRepo,
+    repo: TargetHealthRepo,
+    activity: ActivityRepo,
     /** The streak start this node last read for a target (FailureStreaks.since). */
-    private readonly streakSince: (targetId: string) => number | null,
-    private readonly thresholds: HealthThresholds,
-    private readonly flushMs: number,
-    private readonly log: Logger,
-    private readonly now: () => number = Date.now,
-  ) {}
+    streakSince: (targetId: string) => number | null,
+    thresholds: HealthThresholds,
+    flushMs: number,
+    log: Logger,
+    now: () => number = Date.now,
+  ) {
+    this.repo = repo;
+    this.activity = activity;
+    this.streakSince = streakSince;
+    this.thresholds = thresholds;
+    this.flushMs = flushMs;
+    this.log = log;
+    this.now = now;
+  }
 
   start(): void {
     attemptChannel.subscribe(this.listener);

@@ -69,12 +69,14 @@ export class HttpDispatcher {
   private readonly http1: Http1Pool;
   private readonly undici: UndiciClient;
 
+  private readonly guard: SsrfGuard;
   constructor(
-    private readonly guard: SsrfGuard,
+    guard: SsrfGuard,
     maxSocketsPerOrigin: number,
     maxResponseBytes: number,
     tls: TlsTrust = {},
   ) {
+    this.guard = guard;
     this.slots = new OriginSlots(maxSocketsPerOrigin);
     this.http1 = new Http1Pool(guard.lookup as never, maxResponseBytes);
     this.undici = new UndiciClient(guard, maxSocketsPerOrigin, maxResponseBytes, tls);

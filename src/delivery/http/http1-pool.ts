@@ -28,11 +28,13 @@ export interface Http1Target {
 
 /** A network error or a malformed answer, with a code as node:http would give it. */
 export class Http1Error extends Error {
+  readonly code: string;
   constructor(
     message: string,
-    readonly code: string,
+    code: string,
   ) {
     super(message);
+    this.code = code;
   }
 }
 
@@ -76,10 +78,15 @@ export class Http1Pool {
   private closed = false;
   private sweeper: NodeJS.Timeout | null = null;
 
+  private readonly lookup: LookupFunction;
+  private readonly maxResponseBytes: number;
   constructor(
-    private readonly lookup: LookupFunction,
-    private readonly maxResponseBytes: number,
-  ) {}
+    lookup: LookupFunction,
+    maxResponseBytes: number,
+  ) {
+    this.lookup = lookup;
+    this.maxResponseBytes = maxResponseBytes;
+  }
 
   /**
    * Sends one POST; resolves with the response, rejects with an Http1Error.

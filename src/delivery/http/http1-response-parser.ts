@@ -46,7 +46,10 @@ export class Http1ResponseParser {
   private body: Buffer[] = [];
   private bodyBytes = 0;
 
-  constructor(private readonly maxBodyBytes: number) {}
+  private readonly maxBodyBytes: number;
+  constructor(maxBodyBytes: number) {
+    this.maxBodyBytes = maxBodyBytes;
+  }
 
   /** Feeds bytes; `done` once the response is complete (or long enough), `error` if it is malformed. */
   push(data: Buffer): ParseStep {

@@ -25,11 +25,18 @@ export class OAuthTokens {
   private readonly cache = new Map<string, Cached>();
   private readonly fetching = new Map<string, Promise<Cached>>();
 
+  private readonly dispatcher: HttpDispatcher;
+  private readonly marginSeconds: number;
+  private readonly now: () => number;
   constructor(
-    private readonly dispatcher: HttpDispatcher,
-    private readonly marginSeconds: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+    dispatcher: HttpDispatcher,
+    marginSeconds: number,
+    now: () => number = Date.now,
+  ) {
+    this.dispatcher = dispatcher;
+    this.marginSeconds = marginSeconds;
+    this.now = now;
+  }
 
   async token(auth: OAuth2, timeoutMs: number): Promise<string> {
     const key = cacheKey(auth);

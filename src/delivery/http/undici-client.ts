@@ -104,12 +104,14 @@ function refused(message: string): Error {
 export class UndiciClient {
   private readonly agent: Agent;
 
+  private readonly maxResponseBytes: number;
   constructor(
     guard: SsrfGuard,
     connectionsPerOrigin: number,
-    private readonly maxResponseBytes: number,
+    maxResponseBytes: number,
     trust: TlsTrust = {},
   ) {
+    this.maxResponseBytes = maxResponseBytes;
     this.agent = new Agent({
       connections: connectionsPerOrigin,
       pipelining: 1,
@@ -161,10 +163,15 @@ class Exchange implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | null = null;
   private done = false;
 
+  private readonly max: number;
+  private readonly resolve: (result: ExchangeResult) => void;
   constructor(
-    private readonly max: number,
-    private readonly resolve: (result: ExchangeResult) => void,
-  ) {}
+    max: number,
+    resolve: (result: ExchangeResult) => void,
+  ) {
+    this.max = max;
+    this.resolve = resolve;
+  }
 
   abandon(): void {
     if (this.done) return;

@@ -41,13 +41,21 @@ export class SigningPlans {
    * that cannot be decrypted with it (unset, or another key) signs nothing; the
    * log says so once per key, naming the key id only.
    */
+  private readonly queueRepo: QueueLookupRepo;
+  private readonly keyRepo: SigningKeyRepo;
+  private readonly encryption: KeyEncryption | null;
+  private readonly log: Pick<Logger, 'warn'> | null;
   constructor(
-    private readonly queueRepo: QueueLookupRepo,
-    private readonly keyRepo: SigningKeyRepo,
+    queueRepo: QueueLookupRepo,
+    keyRepo: SigningKeyRepo,
     ttlMs: number,
-    private readonly encryption: KeyEncryption | null = null,
-    private readonly log: Pick<Logger, 'warn'> | null = null,
+    encryption: KeyEncryption | null = null,
+    log: Pick<Logger, 'warn'> | null = null,
   ) {
+    this.queueRepo = queueRepo;
+    this.keyRepo = keyRepo;
+    this.encryption = encryption;
+    this.log = log;
     this.queues = new TtlCache(ttlMs);
     this.keys = new TtlCache(ttlMs);
   }

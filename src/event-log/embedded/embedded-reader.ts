@@ -29,11 +29,18 @@ export class EmbeddedReader implements EventLogReader {
   private unsubscribe: (() => void) | null = null;
   private retentionTimer: NodeJS.Timeout | null = null;
 
+  private readonly store: EmbeddedStore;
+  private readonly options: EmbeddedReaderOptions;
+  private readonly log: Logger;
   constructor(
-    private readonly store: EmbeddedStore,
-    private readonly options: EmbeddedReaderOptions,
-    private readonly log: Logger,
-  ) {}
+    store: EmbeddedStore,
+    options: EmbeddedReaderOptions,
+    log: Logger,
+  ) {
+    this.store = store;
+    this.options = options;
+    this.log = log;
+  }
 
   async start(handlerFor: (partition: number) => PartitionHandler): Promise<void> {
     this.running = true;

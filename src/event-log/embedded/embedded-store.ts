@@ -20,10 +20,14 @@ export class EmbeddedStore {
   private readonly listeners = new Set<(partition: number) => void>();
   private users = 0;
 
+  readonly dir: string;
+  readonly partitions: number;
   constructor(
-    readonly dir: string,
-    readonly partitions: number,
+    dir: string,
+    partitions: number,
   ) {
+    this.dir = dir;
+    this.partitions = partitions;
     mkdirSync(dir, { recursive: true });
     this.root = open({ path: dir, compression: false, overlappingSync: false, maxDbs: 4 });
     this.events = this.root.openDB<Buffer, [number, number]>({ name: 'events', encoding: 'binary' });

@@ -14,7 +14,10 @@ export class EmbeddedWriter implements EventLogWriter {
   private roundRobin = 0;
   private closed = false;
 
-  constructor(private readonly store: EmbeddedStore) {}
+  private readonly store: EmbeddedStore;
+  constructor(store: EmbeddedStore) {
+    this.store = store;
+  }
 
   async append(record: EventRecord): Promise<void> {
     if (this.closed) throw new Error('the embedded log writer is closed');

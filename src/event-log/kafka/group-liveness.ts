@@ -35,12 +35,18 @@ export class GroupLiveness {
   private checkTimer: NodeJS.Timeout | null = null;
   private checking = false;
 
+  private readonly settings: Readonly<Config['kafka']>;
+  private readonly cache: CacheStore;
+  private readonly log: Logger;
   constructor(
-    private readonly settings: Readonly<Config['kafka']>,
-    private readonly cache: CacheStore,
-    private readonly log: Logger,
+    settings: Readonly<Config['kafka']>,
+    cache: CacheStore,
+    log: Logger,
     security: KafkaSecurity = {},
   ) {
+    this.settings = settings;
+    this.cache = cache;
+    this.log = log;
     this.admin = new Admin(kafkaClientOptions(settings, security, 1));
   }
 

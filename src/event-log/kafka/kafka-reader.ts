@@ -62,13 +62,17 @@ export class KafkaReader implements EventLogReader {
   /** The join loop running, if any. */
   private joining: Promise<void> | null = null;
 
+  private readonly log: Logger;
+  private readonly liveness: GroupLiveness | null;
   constructor(
     settings: Readonly<Config['kafka']>,
-    private readonly log: Logger,
+    log: Logger,
     security: KafkaSecurity = {},
     /** Shared-cache marks that let the others take over at once when this node dies (group-liveness.ts). */
-    private readonly liveness: GroupLiveness | null = null,
+    liveness: GroupLiveness | null = null,
   ) {
+    this.log = log;
+    this.liveness = liveness;
     this.topic = settings.topic;
     this.sessionTimeoutMs = settings.sessionTimeoutMs;
     this.consumer = new Consumer({

@@ -39,19 +39,42 @@ export interface RequestHead {
 export class ParsedHead implements RequestHead {
   private made: Record<string, string> | null = null;
 
+  readonly method: string;
+  readonly target: string;
+  readonly minor: 0 | 1;
+  readonly host: string;
+  private readonly raw: Buffer;
+  private readonly lineEnds: readonly number[];
+  readonly chunked: boolean;
+  readonly contentLength: number;
+  readonly framed: boolean;
+  readonly expectContinue: boolean;
+  readonly close: boolean;
   constructor(
-    readonly method: string,
-    readonly target: string,
-    readonly minor: 0 | 1,
-    readonly host: string,
-    private readonly raw: Buffer,
-    private readonly lineEnds: readonly number[],
-    readonly chunked: boolean,
-    readonly contentLength: number,
-    readonly framed: boolean,
-    readonly expectContinue: boolean,
-    readonly close: boolean,
-  ) {}
+    method: string,
+    target: string,
+    minor: 0 | 1,
+    host: string,
+    raw: Buffer,
+    lineEnds: readonly number[],
+    chunked: boolean,
+    contentLength: number,
+    framed: boolean,
+    expectContinue: boolean,
+    close: boolean,
+  ) {
+    this.method = method;
+    this.target = target;
+    this.minor = minor;
+    this.host = host;
+    this.raw = raw;
+    this.lineEnds = lineEnds;
+    this.chunked = chunked;
+    this.contentLength = contentLength;
+    this.framed = framed;
+    this.expectContinue = expectContinue;
+    this.close = close;
+  }
 
   get headers(): Record<string, string> {
     if (this.made !== null) return this.made;

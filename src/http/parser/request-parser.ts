@@ -65,10 +65,15 @@ export class RequestParser {
   private close = false;
   private requestLine: RequestLine | null = null;
 
+  private readonly limits: ParserLimits;
+  private readonly sink: RequestSink;
   constructor(
-    private readonly limits: ParserLimits,
-    private readonly sink: RequestSink,
-  ) {}
+    limits: ParserLimits,
+    sink: RequestSink,
+  ) {
+    this.limits = limits;
+    this.sink = sink;
+  }
 
   /** Between requests with nothing buffered (leading empty lines aside). */
   get idle(): boolean {

@@ -22,12 +22,17 @@ export class ConsumeBarrier {
   private readonly excused = new Set<number>();
   private settle: (() => void) | null = null;
 
+  private readonly members: readonly number[];
+  private readonly release: (member: number) => void;
   constructor(
     /** Every member expected (thread indexes). */
-    private readonly members: readonly number[],
+    members: readonly number[],
     /** Lets one member join the group. */
-    private readonly release: (member: number) => void,
-  ) {}
+    release: (member: number) => void,
+  ) {
+    this.members = members;
+    this.release = release;
+  }
 
   get isOpen(): boolean {
     return this.opened;

@@ -79,7 +79,10 @@ export class MainThreadMetrics implements ProcessMetrics {
   readonly ownsMetricsPort = true;
   private registry: Registry | null = null;
 
-  constructor(private readonly others: () => Promise<ThreadSeries[]>) {}
+  private readonly others: () => Promise<ThreadSeries[]>;
+  constructor(others: () => Promise<ThreadSeries[]>) {
+    this.others = others;
+  }
 
   attach(registry: Registry): void {
     this.registry = registry;
@@ -97,7 +100,10 @@ export class NodeThreadMetrics implements ProcessMetrics {
   readonly ownsMetricsPort = false;
   registry: Registry | null = null;
 
-  constructor(private readonly askMain: () => Promise<string | null>) {}
+  private readonly askMain: () => Promise<string | null>;
+  constructor(askMain: () => Promise<string | null>) {
+    this.askMain = askMain;
+  }
 
   attach(registry: Registry): void {
     this.registry = registry;

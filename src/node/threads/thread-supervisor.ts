@@ -63,12 +63,20 @@ export class ThreadSupervisor {
   private readonly barrier: ConsumeBarrier;
   private firstStartSettled = false;
 
+  private readonly config: Readonly<Config>;
+  private readonly threads: number;
+  private readonly log: Logger;
+  private readonly hooks: SupervisorHooks;
   constructor(
-    private readonly config: Readonly<Config>,
-    private readonly threads: number,
-    private readonly log: Logger,
-    private readonly hooks: SupervisorHooks,
+    config: Readonly<Config>,
+    threads: number,
+    log: Logger,
+    hooks: SupervisorHooks,
   ) {
+    this.config = config;
+    this.threads = threads;
+    this.log = log;
+    this.hooks = hooks;
     const others = Array.from({ length: threads - 1 }, (_, i) => i + 1);
     this.barrier = new ConsumeBarrier(others, (index) => {
       const slot = this.slots.find((s) => s.index === index);

@@ -13,7 +13,12 @@ class FakeJobs {
   /** Resolves the next page only when released (to stop a job mid-way). */
   gate: Promise<void> | null = null;
 
-  constructor(private readonly failed: FailedDelivery[], private readonly pageSize = 100) {}
+  private readonly failed: FailedDelivery[];
+  private readonly pageSize: number;
+  constructor(failed: FailedDelivery[], pageSize = 100) {
+    this.failed = failed;
+    this.pageSize = pageSize;
+  }
 
   async nextFailed(_r: unknown, after: { receivedAt: string; eventId: string } | null, limit: number): Promise<FailedDelivery[]> {
     if (this.gate) await this.gate;
@@ -96,7 +101,10 @@ t.test('an error fails the job with a message that leaks nothing', async (t) => 
 
 /** The replay query in memory: missed deliveries in log order, keyset on (partition, offset). */
 class FakeMissed {
-  constructor(private readonly rows: MissedDelivery[]) {}
+  private readonly rows: MissedDelivery[];
+  constructor(rows: MissedDelivery[]) {
+    this.rows = rows;
+  }
   async next(_r: unknown, after: MissedPosition | null, limit: number): Promise<MissedDelivery[]> {
     const sorted = [...this.rows].sort((a, b) => a.logPartition - b.logPartition || Number(a.logOffset - b.logOffset));
     const rest = after ? sorted.filter((d) => d.logPartition > after.logPartition || (d.logPartition === after.logPartition && d.logOffset > after.logOffset)) : sorted;

@@ -18,6 +18,12 @@
  * BENCH_BODY_BYTES (512), KAFKA_BROKERS (127.0.0.1:9092). The database, topic and
  * folders are removed at the end (Ctrl-C too).
  *
+ * The node's memory, besides RSS: V8's heap (used / total) and external memory
+ * (Buffers) from its /metrics, to tell a JS heap that keeps growing from V8 or
+ * a native library taking more. BENCH_HEAP_SNAPSHOTS=5,25 writes a V8 heap
+ * snapshot of the node at those minutes (SIGUSR2, --heapsnapshot-signal) into
+ * the run's folder, kept: `node bench/lib/heap-diff.mjs A B` says what grew.
+ *
  * Also per minute: accept→deliver latency p50/p99 of the events first delivered
  * in that minute (the receiver's arrival of each body's seq against the load's
  * send time), and the node's last retention sweep (duration, from /metrics).
@@ -53,6 +59,7 @@ const RATE = num('BENCH_RATE', 200);
 const RETENTION_HOURS = num('BENCH_RETENTION_HOURS', 0.1);
 const KEYS = num('BENCH_KEYS', 100);
 const BODY = num('BENCH_BODY_BYTES', 512);
+const SNAPSHOT_MINUTES = new Set((process.env.BENCH_HEAP_SNAPSHOTS ?? '').split(',').filter(Boolean).map(Number));
 const BACKEND = process.env.BENCH_BACKEND === 'embedded' ? 'embedded' : 'kafka';
 const say = (msg) => process.stderr.write(`[soak] ${msg}\n`);
 
@@ -69,7 +76,8 @@ const mb = (bytes) => (bytes === null ? '-' : (Number(bytes) / 1_048_576).toFixe
 async function main() {
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const workDir = await mkdtemp(join(tmpdir(), 'sg-soak-'));
-  onCleanup(() => rm(workDir, { recursive: true, force: true }));
+  // With heap snapshots the folder stays: they are what the run was for.
+  if (!SNAPSHOT_MINUTES.size) onCleanup(() => rm(workDir, { recursive: true, force: true }));
   const brokers = (process.env.KAFKA_BROKERS || '127.0.0.1:9092').split(',');
   const topic = `sg-soak-${runId}`;
   const group = `sg-soak-${runId}`;
@@ -90,7 +98,8 @@ async function main() {
   });
   const creds = await bootstrapTenant(env);
   const receiver = await startReceiver({ bodyBytes: BODY });
-  const node = await startStreamgate({ name: 'streamgate', env, port: await freePort(), logFile: join(workDir, 'streamgate.log') });
+  const nodeArgs = SNAPSHOT_MINUTES.size ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${workDir}`] : [];
+  const node = await startStreamgate({ name: 'streamgate', env, port: await freePort(), logFile: join(workDir, 'streamgate.log'), nodeArgs });
   const path = await configureRoute({ base: node.base, creds, queue: 'soak', target: 'soak-receiver', targetUrl: receiver.url });
   const sql = postgres(db.url, { max: 1, onnotice: () => {} });
   onCleanup(() => sql.end({ timeout: 5 }));
@@ -124,14 +133,22 @@ async function main() {
     seen += fresh.seqs.length;
     const latencies = fresh.seqs.map((seq, i) => fresh.ats[i] - load.records[seq].sentAt).sort((a, b) => a - b);
     const pct = (q) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))].toFixed(0) : '-');
-    const sweep = await lastSweep(node.base);
+    const metrics = await nodeMetrics(node.base);
+    const sweep = lastSweep(metrics);
     const rss = rssMb(node.child.pid);
-    series.push({ minute, db: Number(sizes.db) / 1_048_576, records: Number(sizes.records) / 1_048_576, log: BACKEND === 'kafka' ? logBytes : logBytes / 1_048_576, rss });
-    const row = `| ${minute} | ${accepted} | ${stats.unique} | ${mb(sizes.db)} | ${mb(sizes.records)} | ${sizes.partitions} | ${log} | ${rss} MB | ${pct(0.5)} | ${pct(0.99)} | ${sweep} |`;
+    const heapUsed = metrics('streamgate_nodejs_heap_size_used_bytes') / 1_048_576;
+    const heapTotal = metrics('streamgate_nodejs_heap_size_total_bytes') / 1_048_576;
+    const external = metrics('streamgate_nodejs_external_memory_bytes') / 1_048_576;
+    series.push({ minute, db: Number(sizes.db) / 1_048_576, records: Number(sizes.records) / 1_048_576, log: BACKEND === 'kafka' ? logBytes : logBytes / 1_048_576, rss, heapUsed, heapTotal, external });
+    const row = `| ${minute} | ${accepted} | ${stats.unique} | ${mb(sizes.db)} | ${mb(sizes.records)} | ${sizes.partitions} | ${log} | ${rss} MB | ${heapUsed.toFixed(1)} / ${heapTotal.toFixed(1)} MB | ${external.toFixed(1)} MB | ${pct(0.5)} | ${pct(0.99)} | ${sweep} |`;
+    if (SNAPSHOT_MINUTES.has(minute)) {
+      node.child.kill('SIGUSR2');
+      say(`minute ${minute}: heap snapshot requested, into ${workDir}`);
+    }
     rows.push(row);
     process.stdout.write(`${row}\n`);
   };
-  const header = '| minute | accepted | delivered | Postgres database MB | event_log MB (delivery state inside) | event_log partitions | log kept | RSS | accept→deliver p50 ms | p99 ms | last sweep |\n|---|---|---|---|---|---|---|---|---|---|---|\n';
+  const header = '| minute | accepted | delivered | Postgres database MB | event_log MB (delivery state inside) | event_log partitions | log kept | RSS | V8 heap used / total | external | accept→deliver p50 ms | p99 ms | last sweep |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n';
   process.stdout.write(header);
   for (let minute = 1; minute <= MINUTES; minute++) {
     await sleep(60_000);
@@ -145,6 +162,9 @@ async function main() {
     `event_log ${slope(last, 'records').toFixed(2)} MB/min`,
     BACKEND === 'kafka' ? `topic ${slope(last, 'log').toFixed(0)} records/min` : `log folder ${slope(last, 'log').toFixed(2)} MB/min`,
     `RSS ${slope(last, 'rss').toFixed(2)} MB/min`,
+    `V8 heap used ${slope(last, 'heapUsed').toFixed(2)} MB/min`,
+    `heap total ${slope(last, 'heapTotal').toFixed(2)} MB/min`,
+    `external ${slope(last, 'external').toFixed(2)} MB/min`,
   ].join(', ');
   process.stdout.write(`\nslope of the last ${last.length} minutes (least squares): ${slopes}\n`);
   const report = [
@@ -174,19 +194,24 @@ function slope(points, key) {
   return den === 0 ? 0 : num / den;
 }
 
-/** The node's last retention sweep, from its /metrics: "123 ms, 20 s ago", or "-" before the first. */
-async function lastSweep(base) {
+/** The node's /metrics, as a lookup of one series' value by name (NaN when absent or unreadable). */
+async function nodeMetrics(base) {
+  let text = '';
   try {
-    const text = await (await fetch(`${base}/metrics`)).text();
-    const value = (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-    const seconds = value('streamgate_retention_sweep_duration_seconds');
-    const at = value('streamgate_retention_last_sweep_timestamp_seconds');
-    // Both gauges read 0 until this node's first sweep (the first runs one interval after start).
-    if (!Number.isFinite(seconds) || !(at > 0)) return '-';
-    return `${(seconds * 1000).toFixed(0)} ms, ${Number.isFinite(at) ? `${Math.round(Date.now() / 1000 - at)} s ago` : '?'}`;
+    text = await (await fetch(`${base}/metrics`)).text();
   } catch {
-    return '?';
+    // NaN below
   }
+  return (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+}
+
+/** The node's last retention sweep, from its /metrics: "123 ms, 20 s ago", or "-" before the first. */
+function lastSweep(value) {
+  const seconds = value('streamgate_retention_sweep_duration_seconds');
+  const at = value('streamgate_retention_last_sweep_timestamp_seconds');
+  // Both gauges read 0 until this node's first sweep (the first runs one interval after start).
+  if (!Number.isFinite(seconds) || !(at > 0)) return '-';
+  return `${(seconds * 1000).toFixed(0)} ms, ${Math.round(Date.now() / 1000 - at)} s ago`;
 }
 
 runWithCleanup(main);

@@ -1,6 +1,6 @@
 /**
  * `node bench/server-ab.mjs [--old /work/bench-old/dist] [--old-node /usr/bin/node]
- *  [--new dist] [--rounds 3] [--threads 1,2] [--profile]` (on Node 24, after `npm run build`):
+ *  [--new dist] [--rounds 3] [--threads 1,2] [--profile] [--new-args='--flag ...']` (on Node 24, after `npm run build`):
  * the HTTP server that serves ingress now (our strict parser, src/http/server.ts)
  * against the two ways the last uWS build (6602ca9) served it, in ONE run:
  *
@@ -21,6 +21,9 @@
  * streamgate process's CPU µs per accepted event (/proc/<pid>/stat, every
  * thread), medians over rounds, and the new server's ratios against both old
  * variants, taken per round (same minutes of the same box) then the median.
+ *
+ * --new-args adds a fourth variant: the new server with those Node options
+ * (e.g. '--max-semi-space-size=16'), to weigh a runtime setting in the same run.
  *
  * The issue's target: new CPU/event <= 60 % of old front+uWS and <= old uWS
  * alone. Unmet (or --profile), a last phase runs the new server at threads 1
@@ -49,6 +52,7 @@ import { summarise } from './lib/profile-summary.mjs';
 import { int, pct, table } from './lib/table.mjs';
 import { say } from './lib/say.mjs';
 
+const OLD_START_FLAGS = [`--max-old-space-size=${process.env.STREAMGATE_MAX_HEAP_MB ?? '256'}`];
 const RESULTS = fileURLToPath(new URL('./results/server-ab.md', import.meta.url));
 const BARE_SERVER = fileURLToPath(new URL('./bare-server.mjs', import.meta.url));
 const TARGET_VS_FRONT = 0.6;
@@ -64,6 +68,7 @@ async function main() {
       rounds: { type: 'string', default: '3' },
       threads: { type: 'string', default: '1,2' },
       profile: { type: 'boolean', default: false },
+      'new-args': { type: 'string' },
     },
   });
   const oldDist = resolve(values.old);
@@ -96,10 +101,15 @@ async function main() {
     return file;
   };
   const variants = [
-    { key: 'front', label: 'old front+uWS', cli: join(oldDist, 'cli.js'), node: values['old-node'], config: await yaml('old-front', 'server:\n  headerGuard: true\n') },
-    { key: 'uws', label: 'old uWS alone', cli: join(oldDist, 'cli.js'), node: values['old-node'], config: await yaml('old-uws', 'server:\n  headerGuard: false\n') },
+    // The old build as its own start.sh ran it: a heap cap, no young-generation setting.
+    { key: 'front', label: 'old front+uWS', cli: join(oldDist, 'cli.js'), node: values['old-node'], config: await yaml('old-front', 'server:\n  headerGuard: true\n'), startFlags: OLD_START_FLAGS },
+    { key: 'uws', label: 'old uWS alone', cli: join(oldDist, 'cli.js'), node: values['old-node'], config: await yaml('old-uws', 'server:\n  headerGuard: false\n'), startFlags: OLD_START_FLAGS },
     { key: 'new', label: 'new server', cli: join(NEW_DIST, 'cli.js'), node: process.execPath, config: await yaml('new', '') },
   ];
+  const candidateArgs = values['new-args']?.split(' ').filter(Boolean) ?? [];
+  if (candidateArgs.length) {
+    variants.push({ key: 'cand', label: `new server ${candidateArgs.join(' ')}`, cli: join(NEW_DIST, 'cli.js'), node: process.execPath, config: await yaml('new', ''), nodeArgs: candidateArgs });
+  }
   const env = (config, topic) => clusterEnv({ databaseUrl: db.url, brokers, topic, group: `${topic}-g`, configFile: config });
 
   const setupTopic = `sg-bench-${runId}-setup`;
@@ -137,7 +147,7 @@ async function main() {
     const topic = `sg-bench-${runId}-${label}`;
     topics.add(topic);
     await kafka.createTopic(topic, PARTITIONS);
-    const sg = await startStreamgate({ name: label, env: env(v.config, topic), port: await freePort(), roles: ['ingress'], threads, cli: v.cli, node: v.node, logFile: join(workDir, `${label}.log`) });
+    const sg = await startStreamgate({ name: label, env: env(v.config, topic), port: await freePort(), roles: ['ingress'], threads, cli: v.cli, node: v.node, nodeArgs: v.nodeArgs ?? [], startFlags: v.startFlags ?? null, logFile: join(workDir, `${label}.log`) });
     let r;
     try {
       r = await measure(new URL(sg.base).port, sg.child.pid);
@@ -260,6 +270,8 @@ async function main() {
   for (const m of met) {
     const s = summary[m.t].new;
     lines.push(`- threads ${m.t}: ${pct(s.usVsFront)} of old front+uWS (${m.front ? 'met' : '**not met**'}), ${pct(s.usVsUws)} of old uWS alone (${m.uws ? 'met' : '**not met**'})`);
+    const c = summary[m.t].cand;
+    if (c) lines.push(`  - with ${candidateArgs.join(' ')}: ${pct(c.usVsFront)} of old front+uWS, ${pct(c.usVsUws)} of old uWS alone, ${pct(median(results[m.t].cand.map((r, i) => r.us / results[m.t].new[i].us)))} of the new server's CPU/event without them`);
   }
   lines.push('');
   if (profileText) lines.push(profileText, '');

@@ -47,15 +47,21 @@ export async function bootstrapTenant(env) {
  * Starts `streamgate start` as a child and resolves once GET /readyz says 200.
  * Rejects (with the log file's name) if it exits or is not ready in time.
  */
-export async function startStreamgate({ name, env, port, roles, threads = 1, logFile, nodeArgs = [], timeoutMs = 60_000, cli = CLI, node = process.execPath }) {
+export async function startStreamgate({ name, env, port, roles, threads = 1, logFile, nodeArgs = [], timeoutMs = 60_000, cli = CLI, node = process.execPath, startFlags = null }) {
   // nodeArgs: e.g. ['--cpu-prof'] when digging into a slow phase (not allowed in NODE_OPTIONS).
   // `--threads` only when it is not 1 (today's behaviour), so builds whose CLI
   // does not know the flag still run every single-thread phase.
   // cli: another build's dist/cli.js, for an A/B of two builds in one run (bench/cpu-ab.mjs, bench/server-ab.mjs);
   // node: the node binary that runs it (an older build may need an older Node).
-  // The heap cap `npm start` gives each thread (config/start.sh), so the bench measures what users run.
+  // The heap cap and young generation `npm start` gives each thread (config/start.sh), so the bench
+  // measures what users run.
   const heapMb = process.env.STREAMGATE_MAX_HEAP_MB ?? '256';
-  const heap = heapMb === '0' ? [] : [`--max-old-space-size=${heapMb}`];
+  const semiMb = process.env.STREAMGATE_SEMI_SPACE_MB ?? '16';
+  // startFlags: instead of these, e.g. what an older build's start.sh passed (bench/server-ab.mjs).
+  const heap = startFlags ?? [
+    ...(heapMb === '0' ? [] : [`--max-old-space-size=${heapMb}`]),
+    ...(semiMb === '0' ? [] : [`--max-semi-space-size=${semiMb}`]),
+  ];
   const args = [...heap, ...nodeArgs, cli, 'start', ...(roles ? ['--roles', roles.join(',')] : []), ...(threads !== 1 ? ['--threads', String(threads)] : [])];
   const startedAt = performance.now();
   // STREAMGATE_THREADS too (unless the caller set it): the config's default (server.threads 0) is

@@ -24,7 +24,7 @@ export function UnhealthyTargets(props: { tenant: string }) {
           <thead><tr><th>Target</th><th>State</th><th>Since</th><th>Last error</th><th>Success (1 h)</th></tr></thead>
           <tbody>
             {items.map((h) => (
-              <tr key={h.target} data-unhealthy={h.target}>
+              <tr key={h.target} data-unhealthy={h.target} data-state={h.state}>
                 <td><a href={href(['w', t, 'targets'])}>{h.target}</a></td>
                 <td><HealthBadge health={h} /></td>
                 <td title={healthLine(h)}>{when(h.state === 'disabled' ? h.disabledAt : h.failingSince)}</td>

@@ -16,8 +16,10 @@ export const ACTIVITY_KINDS = [
   'target.disabled',
   'target.enabled',
   'redelivery.started',
+  'redelivery.cancelled',
   'redelivery.finished',
   'replay.started',
+  'replay.cancelled',
   'replay.finished',
 ] as const;
 export type ActivityKind = (typeof ACTIVITY_KINDS)[number];

@@ -61,10 +61,17 @@ export class RedeliveryJobRunner {
     this.onEnd = onEnd;
   }
 
-  /** Stops a job this node runs (it was cancelled); other nodes' jobs notice at their next batch. */
-  cancel(jobId: string): void {
+  /**
+   * Stops a job this node runs (it was cancelled) before its next batch, and
+   * resolves once it has stopped: a batch being handed over when the cancel
+   * came is finished and counted, so the row then says what the receiver gets.
+   * Other nodes' jobs notice at their next batch (resolves at once here).
+   */
+  cancel(jobId: string): Promise<void> {
     const state = this.running.get(jobId);
-    if (state) state.cancelled = true;
+    if (!state) return Promise.resolve();
+    state.cancelled = true;
+    return state.done;
   }
 
   start(job: RedeliveryJobRow): void {

@@ -129,22 +129,33 @@ export class RedeliveryJobRepo {
     return row ?? null;
   }
 
-  /** Adds to the job's counters; also its heartbeat. False when the job is no longer running (cancelled). */
+  /**
+   * Adds a batch to the job's counters; also its heartbeat. False when the job
+   * is no longer running (cancelled while the batch was handed over): the batch
+   * is counted all the same, since its deliveries went to delivery, so `done`
+   * says what the receiver gets.
+   */
   async progress(id: string, done: number, failed: number): Promise<boolean> {
-    const rows = await this.sql`
-      UPDATE redelivery_jobs SET done = done + ${done}, failed = failed + ${failed}, heartbeat_at = now()
-      WHERE id = ${id} AND status = 'running'`;
-    return rows.count > 0;
+    const [row] = await this.sql<{ status: RedeliveryJobStatus }[]>`
+      UPDATE redelivery_jobs SET done = done + ${done}, failed = failed + ${failed},
+        heartbeat_at = CASE WHEN status = 'running' THEN now() ELSE heartbeat_at END
+      WHERE id = ${id}
+      RETURNING status`;
+    return row?.status === 'running';
   }
 
-  /** Cancels a running job (whichever node runs it stops at its next batch); the job as it stands, null when there is none. */
-  async cancel(workspaceId: string, publicId: string): Promise<RedeliveryJobRow | null> {
-    await this.sql`
+  /**
+   * Cancels a running job (whichever node runs it stops at its next batch): the
+   * job as it stands, and whether this call cancelled it (false: it had ended,
+   * or another call cancelled it first); null when there is no such job.
+   */
+  async cancel(workspaceId: string, publicId: string): Promise<{ job: RedeliveryJobRow; cancelledNow: boolean } | null> {
+    const changed = await this.sql`
       UPDATE redelivery_jobs SET status = 'cancelled', finished_at = now()
       WHERE workspace_id = ${workspaceId} AND public_id = ${publicId} AND status = 'running'`;
-    const [row] = await this.sql<RedeliveryJobRow[]>`
+    const [job] = await this.sql<RedeliveryJobRow[]>`
       SELECT ${this.columns()} FROM redelivery_jobs WHERE workspace_id = ${workspaceId} AND public_id = ${publicId}`;
-    return row ?? null;
+    return job ? { job, cancelledNow: changed.count > 0 } : null;
   }
 
   async heartbeat(id: string): Promise<void> {

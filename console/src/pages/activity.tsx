@@ -16,8 +16,10 @@ const WORDS: Record<string, string> = {
   'target.disabled': 'Target disabled',
   'target.enabled': 'Target re-enabled',
   'redelivery.started': 'Redelivery started',
+  'redelivery.cancelled': 'Redelivery cancelled',
   'redelivery.finished': 'Redelivery finished',
   'replay.started': 'Replay started',
+  'replay.cancelled': 'Replay cancelled',
   'replay.finished': 'Replay finished',
 };
 

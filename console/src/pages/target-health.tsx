@@ -58,13 +58,24 @@ export function ReplayPanel(props: { tenant: string; target: string; since: stri
   const [since, setSince] = useState(() => localInput(props.since ?? new Date(Date.now() - 3_600_000).toISOString()));
   const [job, setJob] = useState<RedeliveryJob | null>(null);
   const [error, setError] = useState<unknown>(null);
+  // Set while a cancel is answered: the job row already says cancelled, but the batch being handed over is not
+  // counted yet; polling then would show a count that is about to grow. The cancel's answer has the final one.
+  const [cancelling, setCancelling] = useState(false);
   useEffect(() => {
-    if (!job || job.status !== 'running') return;
+    if (!job || job.status !== 'running' || cancelling) return;
     const timer = setInterval(() => {
       get<RedeliveryJob>(`/v1/tenants/${seg(t)}/redelivery-jobs/${seg(job.jobId)}`).then(setJob, setError);
     }, 1_000);
     return () => clearInterval(timer);
-  }, [job?.jobId, job?.status]);
+  }, [job?.jobId, job?.status, cancelling]);
+  const cancel = async (jobId: string) => {
+    setCancelling(true);
+    try {
+      setJob(await post<RedeliveryJob>(`/v1/tenants/${seg(t)}/redelivery-jobs/${seg(jobId)}/cancel`));
+    } finally {
+      setCancelling(false);
+    }
+  };
   const start = async () => {
     setError(null);
     const iso = new Date(since).toISOString();
@@ -89,14 +100,22 @@ export function ReplayPanel(props: { tenant: string; target: string; since: stri
         <p data-testid="replay-progress">
           <Badge value={job.status} /> {job.done} of {job.total} handed to delivery again
           {job.failed > 0 ? `, ${job.failed} no longer in the event log` : ''}
+          {job.status === 'running' && cancelling && '; cancelling: the batch being handed over finishes first'}
+          {job.status === 'cancelled' && `; ${notSent(job)} (replay again to send them)`}
+          {job.status === 'failed' && job.error ? `; stopped: ${job.error}` : ''}
           {job.status === 'running' && (
-            <> <ActionButton label="Cancel" kind="danger" testid="replay-cancel" disabled={!props.canWrite}
-              run={async () => setJob(await post<RedeliveryJob>(`/v1/tenants/${seg(t)}/redelivery-jobs/${seg(job.jobId)}/cancel`))} /></>
+            <> <ActionButton label="Cancel" kind="danger" testid="replay-cancel" disabled={!props.canWrite} run={() => cancel(job.jobId)} /></>
           )}
         </p>
       )}
     </div>
   );
+}
+
+/** What a cancelled job left unsent (neither handed over nor found gone), as a clause. */
+function notSent(job: RedeliveryJob): string {
+  const n = Math.max(0, job.total - job.done - job.failed);
+  return n === 1 ? 'the other delivery was not sent' : `the other ${n} were not sent`;
 }
 
 /** An ISO time as a datetime-local input's value (local time, to the second). */

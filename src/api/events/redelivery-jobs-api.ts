@@ -23,6 +23,8 @@ import type { RedeliveryDryRunView, RedeliveryJobStartedView, RedeliveryJobView 
  * mistake (a year typed for a day) more likely than a plan.
  */
 const MAX_RANGE_MS = 31 * 86_400_000;
+/** How long a cancel's answer waits for this node's job to finish the batch it is handing over. */
+const CANCEL_WAIT_MS = 5_000;
 /** The most deliveries one job hands over; more is a range to narrow, or several jobs. */
 const MAX_JOB_DELIVERIES = 100_000;
 
@@ -139,11 +141,29 @@ export function registerRedeliveryJobsApi(ctx: NodeContext, auth: ManagementAuth
   });
 
   // Cancel: the job stops before its next batch (on whichever node runs it); what it handed over stays handed over.
+  // On the node that runs it, the answer waits (a few seconds at most) for a batch being handed over, so its
+  // counts are final; the feed names who cancelled (replay.cancelled), then the job's end (replay.finished).
   ctx.router.add('post', '/v1/tenants/:tenant/redelivery-jobs/:jobId/cancel', { maxBodyBytes: 0 }, async (ex) => {
-    const { ws } = await auth.configWorkspace(ex, decodePathSegment(ex.params[0]!, 'No such workspace.'));
-    const job = await jobs.cancel(ws.id, decodePathSegment(ex.params[1]!));
-    if (!job) throw new ServiceError('not_found', 'No such redelivery job.');
-    runner.cancel(job.id);
+    const { ws, caller } = await auth.configWorkspace(ex, decodePathSegment(ex.params[0]!, 'No such workspace.'));
+    const publicId = decodePathSegment(ex.params[1]!);
+    const cancel = await jobs.cancel(ws.id, publicId);
+    if (!cancel) throw new ServiceError('not_found', 'No such redelivery job.');
+    let job = cancel.job;
+    if (cancel.cancelledNow) {
+      await activity.record(ws.id, {
+        kind: job.kind === 'replay' ? 'replay.cancelled' : 'redelivery.cancelled',
+        actor: actorOf(caller),
+        subject: job.publicId,
+        detail: 'stops before its next batch; what it handed over is delivered',
+      });
+      let timer: NodeJS.Timeout | undefined;
+      const waited = await Promise.race([
+        runner.cancel(job.id).then(() => true),
+        new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), CANCEL_WAIT_MS); }),
+      ]);
+      clearTimeout(timer);
+      if (waited) job = (await jobs.byPublicId(ws.id, publicId, STALE_AFTER_MS)) ?? job;
+    }
     ex.sendJson(200, jobJson(job));
   });
 

@@ -154,3 +154,28 @@ t.test('a cancelled job stops at its next batch; what it handed over stays hande
   t.equal(handed, 100, 'one batch, then it stopped');
   t.equal(jobs.finished, null, 'the row was finished by the cancel, not by the runner');
 });
+
+t.test('cancel() on the node running the job resolves once the batch being handed over is finished, and the end counts it', async (t) => {
+  const jobs = new FakeJobs(deliveries(300));
+  const ends: Array<{ status: string; handedOver: number }> = [];
+  let release = () => {};
+  const held = new Promise<void>((resolve) => { release = resolve; });
+  let batches = 0;
+  const runner = new RedeliveryJobRunner(jobs, async (orders) => {
+    // The second batch waits (as on a row lock) until released.
+    if (++batches === 2) await held;
+    return { gone: orders.slice(0, 0) };
+  }, createLogger('silent'), null, async (_job, end) => void ends.push({ status: end.status, handedOver: end.handedOver }));
+  runner.start(job(300));
+  await waitFor(() => batches === 2);
+  let stopped = false;
+  const cancelled = runner.cancel('1').then(() => { stopped = true; });
+  await new Promise((r) => setTimeout(r, 20));
+  t.equal(stopped, false, 'still handing over its batch');
+  release();
+  await cancelled;
+  t.same(ends, [{ status: 'cancelled', handedOver: 200 }], 'the batch in flight finished and was counted; no third');
+  t.equal(batches, 2);
+  t.equal(jobs.pages, 2, 'no further page was read');
+  await runner.cancel('1'); // not running any more: resolves at once
+});

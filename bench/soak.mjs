@@ -150,10 +150,23 @@ async function main() {
   };
   const header = '| minute | accepted | delivered | Postgres database MB | event_log MB (delivery state inside) | event_log partitions | log kept | RSS | V8 heap used / total | external | accept→deliver p50 ms | p99 ms | last sweep |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n';
   process.stdout.write(header);
+  // Which tables hold the growth of the last 10 minutes (what a slope alone cannot say).
+  const tableSizes = async () => new Map((await sql`
+    SELECT c.relname AS name, pg_total_relation_size(c.oid)::bigint AS bytes
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE c.relkind = 'r' AND n.nspname = 'public'`).map((r) => [r.name, Number(r.bytes)]));
+  let sizesBefore = null;
   for (let minute = 1; minute <= MINUTES; minute++) {
     await sleep(60_000);
     await sample(minute);
+    if (minute === Math.max(1, MINUTES - 10)) sizesBefore = { minute, sizes: await tableSizes() };
   }
+  const sizesAfter = await tableSizes();
+  const grown = [...sizesAfter].map(([name, bytes]) => ({ name, delta: bytes - (sizesBefore?.sizes.get(name) ?? 0), bytes }))
+    .filter((t) => sizesBefore?.sizes.has(t.name) && t.delta !== 0)
+    .sort((a, b) => b.delta - a.delta).slice(0, 12);
+  const growthLine = `tables that grew from minute ${sizesBefore?.minute} to ${MINUTES} (existing at both; event_log partitions are made ahead and dropped whole): ${grown.map((t) => `${t.name} ${t.delta >= 0 ? '+' : ''}${(t.delta / 1024).toFixed(0)} KiB (${mb(t.bytes)} MB)`).join(', ') || 'none'}`;
+  process.stdout.write(`\n${growthLine}\n`);
   await load.stop();
   say(`done: ${load.records.length} sent, ${load.skipped()} skipped at the in-flight cap`);
   const last = series.slice(-10);
@@ -172,6 +185,7 @@ async function main() {
     '',
     `- load average at the start ${loadBefore}, at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${load.records.length} sent, ${load.skipped()} skipped at the in-flight cap`,
     `- slope of the last ${last.length} minutes (least squares): ${slopes}`,
+    `- ${growthLine}`,
     '',
     header + rows.join('\n'),
     '',

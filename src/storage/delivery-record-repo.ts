@@ -296,5 +296,15 @@ function compareIds(a: string, b: string): number {
  * partition and offset, so a collision would have to coincide with those too.
  */
 export function streamKey(stream: string): number {
-  return createHash('md5').update(stream).digest().readInt32BE(0);
+  // Every event row carries it: remembered per name (a node has a stream or two), not hashed per row
+  // (an MD5 per event was 1.2 % of the busy main thread end to end, bench/results/e2e-profile.md).
+  let key = streamKeys.get(stream);
+  if (key === undefined) {
+    key = createHash('md5').update(stream).digest().readInt32BE(0);
+    if (streamKeys.size >= 64) streamKeys.clear();
+    streamKeys.set(stream, key);
+  }
+  return key;
 }
+
+const streamKeys = new Map<string, number>();

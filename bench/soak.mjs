@@ -152,9 +152,9 @@ async function main() {
   process.stdout.write(header);
   // Which tables hold the growth of the last 10 minutes (what a slope alone cannot say).
   const tableSizes = async () => new Map((await sql`
-    SELECT c.relname AS name, pg_total_relation_size(c.oid)::bigint AS bytes
+    SELECT n.nspname || '.' || c.relname AS name, pg_total_relation_size(c.oid)::bigint AS bytes
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE c.relkind = 'r' AND n.nspname = 'public'`).map((r) => [r.name, Number(r.bytes)]));
+    WHERE c.relkind = 'r' AND n.nspname IN ('public', 'pg_catalog')`).map((r) => [r.name, Number(r.bytes)]));
   let sizesBefore = null;
   for (let minute = 1; minute <= MINUTES; minute++) {
     await sleep(60_000);
@@ -165,7 +165,7 @@ async function main() {
   const grown = [...sizesAfter].map(([name, bytes]) => ({ name, delta: bytes - (sizesBefore?.sizes.get(name) ?? 0), bytes }))
     .filter((t) => sizesBefore?.sizes.has(t.name) && t.delta !== 0)
     .sort((a, b) => b.delta - a.delta).slice(0, 12);
-  const growthLine = `tables that grew from minute ${sizesBefore?.minute} to ${MINUTES} (existing at both; event_log partitions are made ahead and dropped whole): ${grown.map((t) => `${t.name} ${t.delta >= 0 ? '+' : ''}${(t.delta / 1024).toFixed(0)} KiB (${mb(t.bytes)} MB)`).join(', ') || 'none'}`;
+  const growthLine = `tables that grew from minute ${sizesBefore?.minute} to ${MINUTES} (ours and the system catalogs, existing at both; event_log partitions are made ahead and dropped whole): ${grown.map((t) => `${t.name} ${t.delta >= 0 ? '+' : ''}${(t.delta / 1024).toFixed(0)} KiB (${mb(t.bytes)} MB)`).join(', ') || 'none'}`;
   process.stdout.write(`\n${growthLine}\n`);
   await load.stop();
   say(`done: ${load.records.length} sent, ${load.skipped()} skipped at the in-flight cap`);

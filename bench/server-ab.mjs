@@ -108,7 +108,7 @@ async function main() {
   ];
   const candidateArgs = values['new-args']?.split(' ').filter(Boolean) ?? [];
   if (candidateArgs.length) {
-    variants.push({ key: 'cand', label: `new server ${candidateArgs.join(' ')}`, cli: join(NEW_DIST, 'cli.js'), node: process.execPath, config: await yaml('new', ''), nodeArgs: candidateArgs });
+    variants.push({ ...variants[2], key: 'cand', label: `new server ${candidateArgs.join(' ')}`, nodeArgs: candidateArgs });
   }
   const env = (config, topic) => clusterEnv({ databaseUrl: db.url, brokers, topic, group: `${topic}-g`, configFile: config });
 

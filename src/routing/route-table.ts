@@ -3,6 +3,7 @@ import type { EventRecord } from '../event-log/event-record.js';
 import type { TopologyRepo } from '../storage/topology-repo.js';
 import type { RoutingGate } from './routing-gate.js';
 import { withTargetDefaults, type TargetSettings } from './target-settings.js';
+import { withinMs } from '../util/within-ms.js';
 
 /** A target as delivery sees it: where to send and how. */
 export interface RouteTarget {
@@ -48,16 +49,6 @@ export interface RouteTableOptions {
 }
 
 const DEFAULT_VERSION_WAIT_MS = 1_000;
-
-/** `promise`, or a rejection after `ms`. */
-function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  promise.catch(() => {}); // lost the race: nobody else awaits it
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
 
 /**
  * Which targets an event goes to: the targets of the queue it came through,

@@ -16,6 +16,7 @@ import { JOB_ACTOR, actorOf, type ActivityKind } from '../../activity/activity-k
 import { ActivityRepo } from '../../storage/activity-repo.js';
 import { MissedDeliveryRepo } from '../../storage/missed-delivery-repo.js';
 import type { RedeliveryDryRunView, RedeliveryJobStartedView, RedeliveryJobView } from './event-views.js';
+import { withinMs } from '../../util/within-ms.js';
 
 /**
  * The widest range one job covers. The event log keeps records for days, not
@@ -156,12 +157,7 @@ export function registerRedeliveryJobsApi(ctx: NodeContext, auth: ManagementAuth
         subject: job.publicId,
         detail: 'stops before its next batch; what it handed over is delivered',
       });
-      let timer: NodeJS.Timeout | undefined;
-      const waited = await Promise.race([
-        runner.cancel(job.id).then(() => true),
-        new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), CANCEL_WAIT_MS); }),
-      ]);
-      clearTimeout(timer);
+      const waited = await withinMs(runner.cancel(job.id), CANCEL_WAIT_MS).then(() => true, () => false);
       if (waited) job = (await jobs.byPublicId(ws.id, publicId, STALE_AFTER_MS)) ?? job;
     }
     ex.sendJson(200, jobJson(job));

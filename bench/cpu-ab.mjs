@@ -67,7 +67,7 @@ async function main() {
         for (const name of order) {
           const r = await endToEndPhase({ ...ctx, cli: resolve(builds[name], 'cli.js'), node: nodes[name], labelSuffix: `${name.toLowerCase()}${round}` }, threads);
           if (r.skipped || !r.delivery?.complete) throw new Error(`${name} round ${round}: ${r.skipped ?? `only ${r.delivery?.unique}/${r.delivery?.expected} delivered`}`);
-          row[name] = { us: r.node.cpuUsPerEvent, perS: r.delivery.perS, accepted: r.load.acceptedPerS, cpuPct: r.node.cpuPct };
+          row[name] = { us: r.node.cpuUsPerEvent, perS: r.delivery.perS, accepted: r.load.acceptedPerS, cpuPct: r.node.cpuPct, perFetch: r.node.recordsPerFetch };
         }
         for (const name of others) row[`ratio${name}`] = row[name].us / row.A.us;
         say(`round ${round}, threads ${threads}: ${names.map((n) => `${n} ${row[n].us.toFixed(1)} µs/event`).join(', ')}; ${others.map((n) => `${n}/A ${(row[`ratio${n}`] * 100).toFixed(1)} %`).join(', ')}`);
@@ -91,9 +91,9 @@ async function main() {
       const med = (name, key) => middle(rs.map((r) => r[name][key]));
       return [
         ...(threadCounts.length > 1 ? [`### --threads ${threads}`, ''] : []),
-        `| round | ${names.map((n) => `${n} µs/event`).join(' | ')} | ${others.map((n) => `${n} / A`).join(' | ')} | ${names.map((n) => `${n} delivered ev/s`).join(' | ')} | ${names.map((n) => `${n} CPU %`).join(' | ')} |`,
-        `|${'---:|'.repeat(1 + names.length * 3 + others.length)}`,
-        ...rs.map((r) => `| ${r.round} | ${names.map((n) => r[n].us.toFixed(1)).join(' | ')} | ${others.map((n) => `${(r[`ratio${n}`] * 100).toFixed(1)} %`).join(' | ')} | ${names.map((n) => Math.round(r[n].perS)).join(' | ')} | ${names.map((n) => r[n].cpuPct).join(' | ')} |`),
+        `| round | ${names.map((n) => `${n} µs/event`).join(' | ')} | ${others.map((n) => `${n} / A`).join(' | ')} | ${names.map((n) => `${n} delivered ev/s`).join(' | ')} | ${names.map((n) => `${n} CPU %`).join(' | ')} | ${names.map((n) => `${n} records / fetch`).join(' | ')} |`,
+        `|${'---:|'.repeat(1 + names.length * 4 + others.length)}`,
+        ...rs.map((r) => `| ${r.round} | ${names.map((n) => r[n].us.toFixed(1)).join(' | ')} | ${others.map((n) => `${(r[`ratio${n}`] * 100).toFixed(1)} %`).join(' | ')} | ${names.map((n) => Math.round(r[n].perS)).join(' | ')} | ${names.map((n) => r[n].cpuPct).join(' | ')} | ${names.map((n) => r[n].perFetch?.toFixed(1) ?? '–').join(' | ')} |`),
         '',
         `**median per round ${others.map((n) => `${n} / A: ${(middle(rs.map((r) => r[`ratio${n}`])) * 100).toFixed(1)} %`).join(', ')}** (medians: ${names.map((n) => `${n} ${med(n, 'us').toFixed(1)} µs/event, ${Math.round(med(n, 'perS'))} delivered ev/s`).join('; ')}; delivered ev/s ${others.map((n) => `${n} / A: ${(middle(rs.map((r) => r[n].perS / r.A.perS)) * 100).toFixed(1)} %`).join(', ')})`,
         '',

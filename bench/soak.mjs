@@ -116,16 +116,28 @@ async function main() {
   });
   const rows = [];
   const series = [];
-  const sample = async (minute) => {
-    const [sizes] = await sql`
+  // Sizes are read every 5 s and each minute reports their least and greatest
+  // readings: the sweep drops partitions once a minute and the broker deletes
+  // segments once per log.retention.check.interval.ms, so what is kept is a
+  // sawtooth, and one reading a minute lands on either edge of it. Slopes are
+  // taken over each minute's greatest reading (the envelope).
+  const readSizes = async () => {
+    const [row] = await sql`
       SELECT pg_database_size(current_database())::bigint AS db,
              (SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
               WHERE c.relkind = 'r' AND (c.relname LIKE 'event\\_log%' OR c.relname LIKE 'delivery\\_log%'))::bigint AS records,
-             (SELECT count(*) FROM pg_inherits WHERE inhparent = 'event_log'::regclass)::int AS partitions`;
-    const log = BACKEND === 'kafka'
-      ? `${await admin.countEvents(topic)} records`
-      : `${mb(Number(execFileSync('du', ['-sb', dataDir]).toString().split('\t')[0]))} MB`;
-    const logBytes = BACKEND === 'kafka' ? Number(log.split(' ')[0]) : Number(execFileSync('du', ['-sb', dataDir]).toString().split('\t')[0]);
+             (SELECT count(*) FROM pg_inherits WHERE inhparent = 'event_log'::regclass)::int AS partitions,
+             (SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE c.relkind = 'r' AND n.nspname = 'pg_catalog')::bigint AS catalogs`;
+    const log = BACKEND === 'kafka' ? Number(await admin.countEvents(topic)) : Number(execFileSync('du', ['-sb', dataDir]).toString().split('\t')[0]);
+    return { db: Number(row.db), records: Number(row.records), partitions: row.partitions, catalogs: Number(row.catalogs), log };
+  };
+  const watch = watchMinMax(readSizes, 5_000);
+  onCleanup(() => watch.stop());
+  const sample = async (minute) => {
+    const { min, max } = await watch.take();
+    const range = (key, fmt) => `${fmt(min[key])}–${fmt(max[key])}`;
+    const log = BACKEND === 'kafka' ? `${range('log', String)} records` : `${range('log', mb)} MB`;
     const stats = await receiver.stats();
     const accepted = load.records.filter((r) => r.status === 202).length;
     // Accept→deliver of this minute's first deliveries: arrival minus the load's send time.
@@ -139,8 +151,8 @@ async function main() {
     const heapUsed = metrics('streamgate_nodejs_heap_size_used_bytes') / 1_048_576;
     const heapTotal = metrics('streamgate_nodejs_heap_size_total_bytes') / 1_048_576;
     const external = metrics('streamgate_nodejs_external_memory_bytes') / 1_048_576;
-    series.push({ minute, db: Number(sizes.db) / 1_048_576, records: Number(sizes.records) / 1_048_576, log: BACKEND === 'kafka' ? logBytes : logBytes / 1_048_576, rss, heapUsed, heapTotal, external });
-    const row = `| ${minute} | ${accepted} | ${stats.unique} | ${mb(sizes.db)} | ${mb(sizes.records)} | ${sizes.partitions} | ${log} | ${rss} MB | ${heapUsed.toFixed(1)} / ${heapTotal.toFixed(1)} MB | ${external.toFixed(1)} MB | ${pct(0.5)} | ${pct(0.99)} | ${sweep} |`;
+    series.push({ minute, catalogs: max.catalogs / 1_048_576, db: max.db / 1_048_576, records: max.records / 1_048_576, log: BACKEND === 'kafka' ? max.log : max.log / 1_048_576, rss, heapUsed, heapTotal, external });
+    const row = `| ${minute} | ${accepted} | ${stats.unique} | ${range('db', mb)} | ${range('catalogs', mb)} | ${range('records', mb)} | ${range('partitions', String)} | ${log} | ${rss} MB | ${heapUsed.toFixed(1)} / ${heapTotal.toFixed(1)} MB | ${external.toFixed(1)} MB | ${pct(0.5)} | ${pct(0.99)} | ${sweep} |`;
     if (SNAPSHOT_MINUTES.has(minute)) {
       node.child.kill('SIGUSR2');
       say(`minute ${minute}: heap snapshot requested, into ${workDir}`);
@@ -148,7 +160,7 @@ async function main() {
     rows.push(row);
     process.stdout.write(`${row}\n`);
   };
-  const header = '| minute | accepted | delivered | Postgres database MB | event_log MB (delivery state inside) | event_log partitions | log kept | RSS | V8 heap used / total | external | accept→deliver p50 ms | p99 ms | last sweep |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n';
+  const header = '| minute | accepted | delivered | Postgres database MB | of which system catalogs MB | event_log MB (delivery state inside) | event_log partitions | log kept | RSS | V8 heap used / total | external | accept→deliver p50 ms | p99 ms | last sweep |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n';
   process.stdout.write(header);
   // Which tables hold the growth of the last 10 minutes (what a slope alone cannot say).
   const tableSizes = async () => new Map((await sql`
@@ -156,12 +168,25 @@ async function main() {
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE c.relkind = 'r' AND n.nspname IN ('public', 'pg_catalog')`).map((r) => [r.name, Number(r.bytes)]));
   let sizesBefore = null;
+  // Samples on a fixed schedule (start + n minutes), not a minute after the
+  // last sample ended: a period of 60 s plus the sampling time read the log's
+  // 60-s sawtooth a quarter second later each minute, which showed as a creep
+  // of ~250 records a minute at 1,000 ev/s (the runs before this change).
+  const t0 = Date.now();
   for (let minute = 1; minute <= MINUTES; minute++) {
-    await sleep(60_000);
+    await sleep(Math.max(0, t0 + minute * 60_000 - Date.now()));
     await sample(minute);
     if (minute === Math.max(1, MINUTES - 10)) sizesBefore = { minute, sizes: await tableSizes() };
   }
+  watch.stop();
   const sizesAfter = await tableSizes();
+  // Whether autovacuum keeps up with the catalog rows that partitions made and dropped leave dead.
+  const vacuums = await sql`
+    SELECT relname, n_live_tup::int AS live, n_dead_tup::int AS dead, autovacuum_count::int AS vacuums
+    FROM pg_stat_sys_tables WHERE schemaname = 'pg_catalog' AND relname IN ('pg_attribute', 'pg_class', 'pg_depend', 'pg_type')
+    ORDER BY relname`;
+  const vacuumLine = `catalog autovacuum at the end: ${vacuums.map((v) => `${v.relname} ${v.vacuums} runs, ${v.live} live / ${v.dead} dead rows`).join('; ')}`;
+  process.stdout.write(`${vacuumLine}\n`);
   const grown = [...sizesAfter].map(([name, bytes]) => ({ name, delta: bytes - (sizesBefore?.sizes.get(name) ?? 0), bytes }))
     .filter((t) => sizesBefore?.sizes.has(t.name) && t.delta !== 0)
     .sort((a, b) => b.delta - a.delta).slice(0, 12);
@@ -172,6 +197,7 @@ async function main() {
   const last = series.slice(-10);
   const slopes = [
     `Postgres database ${slope(last, 'db').toFixed(2)} MB/min`,
+    `system catalogs ${slope(last, 'catalogs').toFixed(2)} MB/min`,
     `event_log ${slope(last, 'records').toFixed(2)} MB/min`,
     BACKEND === 'kafka' ? `topic ${slope(last, 'log').toFixed(0)} records/min` : `log folder ${slope(last, 'log').toFixed(2)} MB/min`,
     `RSS ${slope(last, 'rss').toFixed(2)} MB/min`,
@@ -179,13 +205,14 @@ async function main() {
     `heap total ${slope(last, 'heapTotal').toFixed(2)} MB/min`,
     `external ${slope(last, 'external').toFixed(2)} MB/min`,
   ].join(', ');
-  process.stdout.write(`\nslope of the last ${last.length} minutes (least squares): ${slopes}\n`);
+  process.stdout.write(`\nslope of the last ${last.length} minutes (least squares over each minute's greatest size): ${slopes}\n`);
   const report = [
     `## ${startedAt}: ${BACKEND}, ${RATE} ev/s for ${MINUTES} min, retention ${RETENTION_HOURS} h (${(RETENTION_HOURS * 60).toFixed(1)} min), ${KEYS} keys, ${BODY} B bodies`,
     '',
     `- load average at the start ${loadBefore}, at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${load.records.length} sent, ${load.skipped()} skipped at the in-flight cap`,
-    `- slope of the last ${last.length} minutes (least squares): ${slopes}`,
+    `- slope of the last ${last.length} minutes (least squares over each minute's greatest size, sampled every 5 s): ${slopes}`,
     `- ${growthLine}`,
+    `- ${vacuumLine}`,
     '',
     header + rows.join('\n'),
     '',
@@ -194,6 +221,44 @@ async function main() {
 }
 
 const RESULTS = fileURLToPath(new URL('./results/soak.md', import.meta.url));
+
+/**
+ * Reads `read()` (an object of numbers) every `everyMs`; take() answers, key
+ * by key, the least and greatest readings since the last take() (a fresh
+ * reading when none came meanwhile).
+ */
+function watchMinMax(read, everyMs) {
+  let min = null;
+  let max = null;
+  let stopped = false;
+  const add = (r) => {
+    min = min ? Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Math.min(min[k], v)])) : { ...r };
+    max = max ? Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Math.max(max[k], v)])) : { ...r };
+  };
+  const tick = async () => {
+    while (!stopped) {
+      try {
+        add(await read());
+      } catch (err) {
+        say(`sizes: ${err.message}`);
+      }
+      await sleep(everyMs);
+    }
+  };
+  void tick();
+  return {
+    async take() {
+      if (!min) add(await read());
+      const out = { min, max };
+      min = null;
+      max = null;
+      return out;
+    },
+    stop() {
+      stopped = true;
+    },
+  };
+}
 
 /** Least-squares slope of `key` per minute over `points`. */
 function slope(points, key) {

@@ -20,6 +20,32 @@ export function cpuSeconds(pid) {
   }
 }
 
+/**
+ * Context switches of every thread of a process so far (voluntary: a thread
+ * went to wait, e.g. an event loop with nothing to do; involuntary: the
+ * kernel took the core away), or null if it is gone. Per event, they say how
+ * often the process woke up to do its work: fewer events per wake-up is more
+ * fixed cost (epoll, timers, microtask checkpoints) per event.
+ */
+export function contextSwitches(pid) {
+  try {
+    let voluntary = 0;
+    let involuntary = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const status = readFileSync(`/proc/${pid}/task/${task}/status`, 'utf8');
+        voluntary += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+        involuntary += Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+      } catch {
+        // a thread that ended meanwhile
+      }
+    }
+    return { voluntary, involuntary };
+  } catch {
+    return null;
+  }
+}
+
 /** Peak resident set size of a process so far (VmHWM), in MB, or null if it is gone. */
 export function peakRssMb(pid) {
   try {

@@ -76,7 +76,9 @@ export function kafkaAdmin(brokers) {
      * started in between would first see "no leader").
      */
     async createTopic(topic, partitions, timeoutMs = 15_000) {
-      await admin.createTopics({ topics: [topic], partitions, replicas: 1 });
+      // retention.ms as streamgate sets it on a topic it makes (retention.hours' default,
+      // 720 h): a node refuses no topic, but warns at start about a shorter one.
+      await admin.createTopics({ topics: [topic], partitions, replicas: 1, configs: [{ name: 'retention.ms', value: String(720 * 3_600_000) }] });
       const until = Date.now() + timeoutMs;
       for (;;) {
         const meta = await admin.metadata({ topics: [topic], forceUpdate: true }).catch(() => null);

@@ -1,4 +1,4 @@
-import { cpuSeconds, peakRssMb } from './cpu.mjs';
+import { contextSwitches, cpuSeconds, peakRssMb } from './cpu.mjs';
 
 /**
  * What one streamgate process (all its threads) cost over a phase: CPU
@@ -10,11 +10,17 @@ import { cpuSeconds, peakRssMb } from './cpu.mjs';
 export function startNodeMeter(pid) {
   const t0 = performance.now();
   const cpu0 = cpuSeconds(pid);
+  const switches0 = contextSwitches(pid);
   return (events) => {
     const wallS = (performance.now() - t0) / 1000;
     const cpu1 = cpuSeconds(pid);
     const cpuS = cpu0 === null || cpu1 === null ? null : cpu1 - cpu0;
+    const switches1 = contextSwitches(pid);
     return {
+      // Context switches per event, every thread (threads that ended meanwhile are missed).
+      switchesPerEvent: switches0 && switches1 && events
+        ? { voluntary: (switches1.voluntary - switches0.voluntary) / events, involuntary: (switches1.involuntary - switches0.involuntary) / events }
+        : null,
       wallS,
       cpuS,
       cpuPct: cpuS === null ? null : Math.round((cpuS / wallS) * 100),
@@ -55,6 +61,37 @@ export function startRateSampler(count, everyMs = 500) {
   return () => {
     clearInterval(timer);
     return series;
+  };
+}
+
+/**
+ * The node's log writer so far, from its /metrics (every thread's lines
+ * summed): flushes (produce requests; lmdb puts on the embedded log) and the
+ * records they carried. Two readings apart give records per produce request.
+ */
+export async function produceCounts(base) {
+  const text = await (await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(3_000) })).text();
+  const sum = (name) => {
+    let total = 0;
+    for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'gm'))) total += Number(m[1]);
+    return total;
+  };
+  return {
+    flushes: sum('streamgate_log_produce_batch_records_count'),
+    records: sum('streamgate_log_produce_batch_records_sum'),
+    // The reader's fetch answers that brought records (builds before the series: 0).
+    fetches: sum('streamgate_log_fetch_batch_records_count'),
+    fetched: sum('streamgate_log_fetch_batch_records_sum'),
+  };
+}
+
+/** Records per produce request and per fetch answer between two produceCounts readings (null where none). */
+export function logBatching(before, after) {
+  if (!before || !after) return { recordsPerProduce: null, recordsPerFetch: null };
+  const per = (n, d) => (d > 0 ? n / d : null);
+  return {
+    recordsPerProduce: per(after.records - before.records, after.flushes - before.flushes),
+    recordsPerFetch: per(after.fetched - before.fetched, after.fetches - before.fetches),
   };
 }
 

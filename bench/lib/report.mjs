@@ -67,8 +67,13 @@ export function renderReport(r) {
   p('', '## (a) Ingress only (`--roles ingress`; accepted = 2xx; latency over 2xx, 1 ms resolution)', '');
   p(
     table(
-      ['threads', 'accepted ev/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'CPU µs / accepted', 'peak RSS MB'],
-      r.ingress.filter(ran).map((x) => [x.threads, int(x.load.acceptedPerS), ms(x.load.p50), ms(x.load.p99), ms(x.load.max), int(x.load.non2xx), int(x.load.errors), us(x.node.cpuUsPerEvent), mb(x.node.peakRssMb)]),
+      ['threads', 'accepted ev/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'CPU µs / accepted', 'records / produce request', 'context switches / event (voluntary, involuntary)', 'peak RSS MB'],
+      r.ingress.filter(ran).map((x) => [
+        x.threads, int(x.load.acceptedPerS), ms(x.load.p50), ms(x.load.p99), ms(x.load.max), int(x.load.non2xx), int(x.load.errors), us(x.node.cpuUsPerEvent),
+        x.node.recordsPerProduce == null ? '–' : x.node.recordsPerProduce.toFixed(1),
+        x.node.switchesPerEvent ? `${x.node.switchesPerEvent.voluntary.toFixed(2)}, ${x.node.switchesPerEvent.involuntary.toFixed(2)}` : '–',
+        mb(x.node.peakRssMb),
+      ]),
     ),
   );
   const ingressRatio = threadRatio(r.ingress, (x) => x.load.acceptedPerS);

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { findPid, startCpuMeter } from '../lib/cpu.mjs';
 import { PARTITIONS, phaseLog } from '../lib/phase-log.mjs';
-import { startNodeMeter, startRateSampler, tickSeries } from '../lib/node-meter.mjs';
+import { logBatching, produceCounts, startNodeMeter, startRateSampler, tickSeries } from '../lib/node-meter.mjs';
 import { summarizeDelivery } from '../lib/findings.mjs';
 import { now, say } from '../lib/say.mjs';
 import { withNode } from './node-run.mjs';
@@ -39,6 +39,7 @@ export async function endToEndPhase(ctx, threads) {
     const before = await log.countEvents();
 
     const ticks = tickSeries();
+    const counts0 = await produceCounts(sg.base).catch(() => null);
     const meter = startNodeMeter(sg.child.pid);
     // Where the machine's cores go meanwhile: on a 2-core box the broker, the load generator and the
     // receiver share them with streamgate, which bounds what streamgate can get.
@@ -55,9 +56,10 @@ export async function endToEndPhase(ctx, threads) {
     const seen = await receiver.waitForUnique(expected, drainMs, { onProgress: (s) => say(`   ${s.unique}/${expected}`) });
     const series = sampler();
     const node = meter(seen.unique);
+    Object.assign(node, logBatching(counts0, await produceCounts(sg.base).catch(() => null)));
     const cpu = cores();
     const delivery = summarizeDelivery(seen, expected, { startRef: loadStart, tailRef: loadEnd });
-    say(`   accepted ${Math.round(load.acceptedPerS)} ev/s, delivered ${Math.round(delivery.perS ?? 0)} ev/s (${seen.unique}/${expected}), ${node.cpuUsPerEvent?.toFixed(0)} µs CPU/event`);
+    say(`   accepted ${Math.round(load.acceptedPerS)} ev/s, delivered ${Math.round(delivery.perS ?? 0)} ev/s (${seen.unique}/${expected}), ${node.cpuUsPerEvent?.toFixed(0)} µs CPU/event; records per produce request ${node.recordsPerProduce?.toFixed(1) ?? '–'}, per fetch answer ${node.recordsPerFetch?.toFixed(1) ?? '–'}`);
     say(`   CPU, % of one core: ${Object.entries(cpu).map(([k, v]) => `${k} ${v}`).join(', ')} (of ${availableParallelism() * 100})`);
     return { kind: 'e2e', label, threads, load, delivery, node, cpu, cores: availableParallelism(), series, ingressSeries: ticks.series, notes };
   });

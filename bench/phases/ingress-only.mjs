@@ -1,5 +1,5 @@
 import { PARTITIONS, phaseLog } from '../lib/phase-log.mjs';
-import { startNodeMeter, tickSeries } from '../lib/node-meter.mjs';
+import { logBatching, produceCounts, startNodeMeter, tickSeries } from '../lib/node-meter.mjs';
 import { say } from '../lib/say.mjs';
 import { withNode } from './node-run.mjs';
 
@@ -19,10 +19,12 @@ export async function ingressOnlyPhase(ctx, threads) {
     const port = new URL(sg.base).port;
     if (ctx.options.warmup) await ctx.load(port, ctx.options.warmup);
     const ticks = tickSeries();
+    const produced0 = await produceCounts(sg.base).catch(() => null);
     const meter = startNodeMeter(sg.child.pid);
     const load = await ctx.load(port, ctx.options.duration, ticks.onTick);
     const node = meter(load.accepted);
-    say(`   ${Math.round(load.acceptedPerS)} ev/s, p99 ${load.p99} ms, ${node.cpuUsPerEvent?.toFixed(0)} µs CPU/event`);
+    node.recordsPerProduce = logBatching(produced0, await produceCounts(sg.base).catch(() => null)).recordsPerProduce;
+    say(`   ${Math.round(load.acceptedPerS)} ev/s, p99 ${load.p99} ms, ${node.cpuUsPerEvent?.toFixed(0)} µs CPU/event, ${node.recordsPerProduce?.toFixed(1)} records per produce request, context switches per event ${node.switchesPerEvent?.voluntary.toFixed(2)} voluntary / ${node.switchesPerEvent?.involuntary.toFixed(2)} involuntary`);
     return { kind: 'ingress', label, threads, load, node, series: ticks.series };
   });
 }

@@ -61,6 +61,12 @@ export class RetentionRepo {
     return result;
   }
 
+  /** Whether the server runs autovacuum (the `autovacuum` setting; its daemon reclaims dead rows). */
+  async autovacuumOn(): Promise<boolean> {
+    const [row] = await this.sql<{ on: string }[]>`SELECT current_setting('autovacuum') AS on`;
+    return row?.on === 'on';
+  }
+
   partitions(table: PartitionedTable): Promise<PartitionRow[]> {
     return partitionsOf(this.sql, table);
   }

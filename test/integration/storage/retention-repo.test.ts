@@ -41,6 +41,18 @@ t.test('rows that arrived before their partition move into it when it is made', 
   t.same(await repo.ensurePartitions(now, H, 3 * H, 5_000), [], 'made once');
 });
 
+t.test('a server without autovacuum is named at the sweep\'s start, one with it is not', async (t) => {
+  const { sql, repo } = await fresh(t);
+  const [{ setting }] = await sql<{ setting: string }[]>`SELECT current_setting('autovacuum') AS setting`;
+  const warnings: string[] = [];
+  const log = createLogger('silent');
+  log.warn = ((msg: string) => void warnings.push(msg)) as unknown as typeof log.warn;
+  const sweep = new RetentionSweep(repo, { retentionMs: H, sweepIntervalMs: 60_000, deleteBatchRows: 100 }, log);
+  t.equal(await sweep.checkVacuum(), setting === 'on', `the server says autovacuum = ${setting}`);
+  if (setting === 'on') t.same(warnings, [], 'nothing to say');
+  else t.match(warnings, [/autovacuum is off on this Postgres server.*not reclaimed/], 'the operator is told what grows and why');
+});
+
 t.test('a table lock not granted in time does not fail a start', async (t) => {
   const { sql, repo } = await fresh(t);
   const holder = await sql.reserve();

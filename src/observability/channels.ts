@@ -57,6 +57,11 @@ export interface ProduceMessage {
   ok: boolean;
 }
 
+/** One fetch answer of the log reader (Kafka): the records it handed over to the partition actors. */
+export interface FetchMessage {
+  records: number;
+}
+
 /** A Kafka request that failed: the broker's error codes (empty when no broker answered). */
 export interface BrokerErrorMessage {
   operation: 'produce' | 'fetch';
@@ -72,6 +77,7 @@ export interface RebalanceMessage {
 
 export const answeredChannel = diagnostics_channel.channel('streamgate:http:answered');
 export const produceChannel = diagnostics_channel.channel('streamgate:log:produce');
+export const fetchChannel = diagnostics_channel.channel('streamgate:log:fetch');
 export const brokerErrorChannel = diagnostics_channel.channel('streamgate:log:broker-error');
 export const rebalanceChannel = diagnostics_channel.channel('streamgate:log:rebalance');
 /** A target was disabled by this node (410 Gone or a failure streak); the message is the target's public id. */

@@ -1,6 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { FastHistogram, TallyCounter } from './fast-metrics.js';
-import { brokerErrorChannel, produceChannel, rebalanceChannel, type BrokerErrorMessage, type ProduceMessage } from './channels.js';
+import { brokerErrorChannel, fetchChannel, produceChannel, rebalanceChannel, type BrokerErrorMessage, type FetchMessage, type ProduceMessage } from './channels.js';
 import type { ChannelSubscriptions } from './channel-subscriptions.js';
 import type { MetricSources } from './metric-sources.js';
 
@@ -17,6 +17,11 @@ export function logMetrics(registry: Registry, subs: ChannelSubscriptions, sourc
     'Flushes of the log writer (one produce request per leader; one lmdb put on the embedded log), by result.',
   ).register(registry);
   const records = new FastHistogram('streamgate_log_produce_batch_records', 'Records per flush of the log writer.', RECORDS_BUCKETS).register(registry);
+  const fetched = new FastHistogram(
+    'streamgate_log_fetch_batch_records',
+    'Records per fetch answer of the log reader (Kafka; _count is the fetches that brought records).',
+    RECORDS_BUCKETS,
+  ).register(registry);
   const retries = new Counter({
     name: 'streamgate_log_produce_retries_total',
     help: 'Produce requests sent again after a failure (the same records, the same sequence numbers).',
@@ -40,6 +45,7 @@ export function logMetrics(registry: Registry, subs: ChannelSubscriptions, sourc
     (m.ok ? batchOk : batchFailed).value++;
     records.observe(m.records);
   });
+  subs.on<FetchMessage>(fetchChannel, (m) => fetched.observe(m.records));
   subs.on<BrokerErrorMessage>(brokerErrorChannel, (m) => {
     if (m.retrying && m.operation === 'produce') retries.inc();
     if (m.errorCodes.length === 0) brokerErrors.inc({ operation: m.operation, code: 'no_answer' });

@@ -5,7 +5,7 @@ import { closeClient, isControlBatch, KAFKA_BACKOFF, kafkaClientOptions, type Fe
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../observability/logger.js';
 import type { EventLogReader, GroupMembership, LogEntry, PartitionHandler, PartitionLag } from '../event-log.js';
-import { brokerErrorChannel, rebalanceChannel, type BrokerErrorMessage } from '../../observability/channels.js';
+import { brokerErrorChannel, fetchChannel, rebalanceChannel, type BrokerErrorMessage, type FetchMessage } from '../../observability/channels.js';
 import { decodeEvent } from '../event-record.js';
 import type { GroupLiveness } from './group-liveness.js';
 import { isRetriableKafkaError, kafkaErrorIds, kafkaErrorText } from './kafka-failure.js';
@@ -235,6 +235,10 @@ export class KafkaReader implements EventLogReader {
       request.partitions.push({ partition, fetchOffset: state.position!, partitionMaxBytes: MAX_BYTES_PER_PARTITION, currentLeaderEpoch: -1, lastFetchedEpoch: -1 });
     }
     if (byLeader.size === 0) throw new Error(`no leader known for the free partitions of ${this.topic}`);
+    // The first byte answers: a fetch that waited for more while records flow
+    // (~5 ms of them at the current rate) made answers 2.7x larger for a CPU per
+    // event within the noise (96 %, 94-109 %) and +6 ms of median accept->deliver
+    // (bench/results/cpu-ab.md, 2026-11-27 16:23 and 16:27): a fetch round is not where the time goes.
     const answers = await Promise.allSettled(
       [...byLeader].map(([node, request]) =>
         this.consumer.fetch({ node, topics: [request], maxWaitTime: FETCH_WAIT_MS, minBytes: 1, maxBytes: MAX_BYTES_PER_PARTITION * request.partitions.length, isolationLevel: READ_UNCOMMITTED }),
@@ -254,6 +258,7 @@ export class KafkaReader implements EventLogReader {
 
   /** Gives each partition's new records to its actor, in order, and moves its position past them. */
   private handOver(response: FetchResponse): void {
+    let records = 0;
     for (const topic of response.responses) {
       for (const part of topic.partitions) {
         const state = this.owned.get(part.partitionIndex);
@@ -276,9 +281,11 @@ export class KafkaReader implements EventLogReader {
           }
         }
         state.position = next;
+        records += entries.length;
         if (entries.length > 0) this.deliver(part.partitionIndex, state, entries);
       }
     }
+    if (records > 0 && fetchChannel.hasSubscribers) fetchChannel.publish({ records } satisfies FetchMessage);
   }
 
   private deliver(partition: number, state: Owned, entries: LogEntry[]): void {

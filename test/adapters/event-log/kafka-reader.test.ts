@@ -7,6 +7,7 @@ import { KafkaLookup } from '../../../src/event-log/kafka/kafka-lookup.js';
 import { KafkaReader } from '../../../src/event-log/kafka/kafka-reader.js';
 import { KafkaWriter } from '../../../src/event-log/kafka/kafka-writer.js';
 import { createLogger } from '../../../src/observability/logger.js';
+import { fetchChannel, type FetchMessage } from '../../../src/observability/channels.js';
 import { KAFKA_BROKERS, TEST_BACKEND, uniqueSuffix } from '../../helpers/backends.js';
 import { createTopic, deleteTopic } from '../../helpers/read-topic.js';
 
@@ -103,6 +104,41 @@ t.test('every appended record reaches its partition handler once, in order per k
   await until('the 50 later entries', () => two.seen.length >= 50);
   await new Promise((r) => setTimeout(r, 500)); // anything extra would come within a fetch or two
   t.same(two.seen.map((e) => e.record!.id).sort(), later.map((r) => r.id).sort(), 'only what was not committed');
+});
+
+t.test('records appended while others flow all arrive, in order; every fetch answer is reported with its records', async (t) => {
+  const topic = await freshTopic(t);
+  const settings = settingsFor(topic, `sg-test-group-${uniqueSuffix()}`);
+  const reported: number[] = [];
+  const onFetch = (m: unknown) => reported.push((m as FetchMessage).records);
+  fetchChannel.subscribe(onFetch);
+  t.teardown(() => fetchChannel.unsubscribe(onFetch));
+  const one = collectingReader(settings);
+  t.teardown(() => one.reader.stop());
+  await until('the group joined', () => one.reader.membership().joined);
+
+  // A steady stream: 20 appends of 25, 30 ms apart.
+  const writer = new KafkaWriter(settings, createLogger('silent'));
+  await writer.connect();
+  const keys = ['a', 'b', 'c', 'd', 'e'];
+  let n = 0;
+  for (let burst = 0; burst < 20; burst++) {
+    await Promise.all(Array.from({ length: 25 }, () => writer.append(event(keys[n % keys.length]!, n++))));
+    await new Promise((r) => setTimeout(r, 30));
+  }
+  await until('500 entries', () => one.seen.length >= 500);
+  // Then one more on its own, once the stream has stopped: it is not held back waiting for company.
+  await new Promise((r) => setTimeout(r, 300));
+  const lone = Date.now();
+  await writer.append(event('a', n++));
+  await until('the lone entry', () => one.seen.length >= 501, 5_000);
+  t.ok(Date.now() - lone < 1_000, `the lone record arrived ${Date.now() - lone} ms after its append`);
+  await writer.close();
+
+  const seqs = (key: string) => one.seen.filter((e) => e.record!.partitionKey === key).map((e) => JSON.parse(e.record!.body.toString()).seq as number);
+  t.equal(new Set(one.seen.map((e) => e.record!.id)).size, 501, 'each once');
+  t.ok(keys.every((k) => seqs(k).every((s, i, all) => i === 0 || s > all[i - 1]!)), 'per key, in append order');
+  t.equal(reported.reduce((a, b) => a + b, 0), 501, 'the fetch answers reported carry every record handed over');
 });
 
 t.test('a record is found again by partition and offset, and by time', async (t) => {

@@ -11,7 +11,9 @@ import { say } from '../lib/say.mjs';
  * being built in parallel; every `--threads 1` phase runs on any build).
  */
 export async function withNode(ctx, { label, env, roles, threads }, body) {
-  const nodeArgs = ctx.options.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(ctx.workDir, 'profiles', label)}`] : [];
+  // BENCH_NODE_ARGS: extra Node options for every streamgate node of the run (e.g. --trace-gc: its lines go to the phase's log).
+  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = [...extra, ...(ctx.options.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(ctx.workDir, 'profiles', label)}`] : [])];
   let sg;
   try {
     sg = await startStreamgate({

@@ -130,7 +130,16 @@ t.test('a producer and a partner wire a stream together in the console', async (
   await producer.shoot('producer-blocks');
   await eventually(partner, partnerPage, 'paused', `tr[data-subscription="${cat}"] .badge`);
   await partner.shoot('partner-paused');
+  // Routing happens when delivery reads the event, so an event still unread when
+  // the block is lifted goes to the partner too: wait until it was routed (it
+  // reaches the producer's own target, routed in the same step) before unblocking.
+  const own = await startReceiver(t);
+  for (const res of [
+    await api.manage('PUT', `/v1/tenants/${T}/targets/audit`, { url: `${own.url}/audit` }),
+    await api.manage('PUT', `/v1/tenants/${T}/queues/orders/targets/audit`),
+  ]) t.ok(res.status < 300, `the producer routes its stream's queue to a target of its own (${res.status})`);
   const held = await post(2);
+  await arrives(own, held, 'the event posted while paused, at the producer\'s own target');
   await producer.click('Unblock', `tr[data-block="packages/${pkg.publicId}"]`);
   await producer.page.waitForFunction((p: string) => document.querySelector(`tr[data-block="packages/${p}"]`)?.textContent?.includes('orders: live'), {}, pkg.publicId);
   await eventually(partner, partnerPage, 'live', `tr[data-subscription="${cat}"] .badge`);

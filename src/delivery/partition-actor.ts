@@ -174,7 +174,7 @@ export class PartitionActor implements PartitionHandler {
         this.finish(entry.offset);
         continue;
       }
-      const targets = await this.targetsOf(entry.record);
+      const targets = this.services.routes.cachedTargets(entry.record) ?? (await this.targetsOf(entry.record));
       if (targets === null) return;
       this.dispatch(entry, targets, done);
     }

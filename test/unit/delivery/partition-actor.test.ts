@@ -54,7 +54,7 @@ function setup(opts: { targets?: RouteTarget[]; maxPending?: number; finished?: 
   const repo = new MemoryParkedRepo();
   const services: ActorServices = {
     stream: 'g/tp',
-    routes: { targetsFor: async () => targets, sync: async () => {} } as unknown as RouteTable,
+    routes: { targetsFor: async () => targets, cachedTargets: () => undefined, sync: async () => {} } as unknown as RouteTable,
     step,
     deliveryRecords,
     parkWriter: new ParkWriter(repo.asRepo(), 1, silentLog),

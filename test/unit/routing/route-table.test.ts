@@ -162,3 +162,17 @@ t.test('a version read that never answers gives up after versionWaitMs and the v
   await Promise.all([table.sync(), table.sync(), table.sync()]);
   t.pass('later syncs do not pile up behind the silent read');
 });
+
+t.test('cachedTargets answers without a promise only what targetsFor would answer from memory', async (t) => {
+  const { table, bump } = fixture();
+  const plain = { queueId: 'q-plain', groupKey: null };
+  t.equal(table.cachedTargets(plain), undefined, 'nothing loaded yet: ask targetsFor');
+  const loaded = await table.targetsFor(plain);
+  t.same(names(table.cachedTargets(plain) ?? []), names(loaded), 'once loaded, the same targets');
+  t.equal(table.cachedTargets({ queueId: 'q-plain', groupKey: 'customer-a' }), undefined, 'a group key with a gate: the gate must be asked');
+  await table.targetsFor({ queueId: 'q-stream', groupKey: null });
+  t.same(names(table.cachedTargets({ queueId: 'q-stream' }) ?? []), ['own'], 'no group key: the queue\'s own targets, as targetsFor answers');
+  bump();
+  await table.sync();
+  t.equal(table.cachedTargets(plain), undefined, 'a newer config version drops the view: ask again');
+});

@@ -64,6 +64,13 @@ export function startRateSampler(count, everyMs = 500) {
   };
 }
 
+/** A series' value in a /metrics text, summed over its lines (a threaded node reports one per thread; labels ignored). */
+export function metricSum(text, name) {
+  let sum = 0;
+  for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'gm'))) sum += Number(m[1]);
+  return sum;
+}
+
 /**
  * The node's log writer so far, from its /metrics (every thread's lines
  * summed): flushes (produce requests; lmdb puts on the embedded log) and the
@@ -71,11 +78,7 @@ export function startRateSampler(count, everyMs = 500) {
  */
 export async function produceCounts(base) {
   const text = await (await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(3_000) })).text();
-  const sum = (name) => {
-    let total = 0;
-    for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'gm'))) total += Number(m[1]);
-    return total;
-  };
+  const sum = (name) => metricSum(text, name);
   return {
     flushes: sum('streamgate_log_produce_batch_records_count'),
     records: sum('streamgate_log_produce_batch_records_sum'),
@@ -119,10 +122,7 @@ export function startMemorySampler(base, everyMs = 2_000) {
   const read = async () => {
     const text = await (await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(1_500) })).text();
     for (const [key, name] of Object.entries(MEMORY_SERIES)) {
-      // Summed over the lines of the series (a threaded node reports one per thread).
-      let sum = 0;
-      for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'gm'))) sum += Number(m[1]);
-      peak[key] = Math.max(peak[key], Math.round(sum / 1048576));
+      peak[key] = Math.max(peak[key], Math.round(metricSum(text, name) / 1048576));
     }
   };
   let busy = false;

@@ -50,6 +50,9 @@ export interface RouteTableOptions {
 
 const DEFAULT_VERSION_WAIT_MS = 1_000;
 
+/** What routing reads of an event. */
+type Routed = Pick<EventRecord, 'queueId'> & { groupKey?: string | null };
+
 /**
  * Which targets an event goes to: the targets of the queue it came through,
  * plus, for an event of a producer's stream, the targets of each partner's
@@ -133,18 +136,16 @@ export class RouteTable {
    * event in async frames and promises for an answer already in memory
    * (bench/results/e2e-profile.md).
    */
-  cachedTargets(record: Pick<EventRecord, 'queueId'> & { groupKey?: string | null }): RouteTarget[] | undefined {
-    if (this.options.gate && record.groupKey) return undefined;
-    return this.cache.get(record.queueId);
+  cachedTargets(record: Routed): RouteTarget[] | undefined {
+    return this.gateFor(record) ? undefined : this.cache.get(record.queueId);
   }
 
   /** The targets one event goes to. */
-  async targetsFor(record: Pick<EventRecord, 'queueId'> & { groupKey?: string | null }): Promise<RouteTarget[]> {
+  async targetsFor(record: Routed): Promise<RouteTarget[]> {
     const own = await this.queueTargets(record.queueId);
-    const gate = this.options.gate;
-    // No group key, no activation can match (docs/api.md#producer-api-waas): nothing goes to partners.
-    if (!gate || !record.groupKey) return own;
-    const open = await gate.open(record.queueId, record.groupKey);
+    const gate = this.gateFor(record);
+    if (!gate) return own;
+    const open = await gate.open(record.queueId, record.groupKey!);
     if (!open) return own;
     const targets = [...own];
     const seen = new Set(own.map((t) => t.id));
@@ -167,6 +168,15 @@ export class RouteTable {
       }
     }
     return targets;
+  }
+
+  /**
+   * The routing gate to ask about `record`, or null when only its queue's own
+   * targets apply: no gate configured, or no group key (no activation can match
+   * one, docs/api.md#producer-api-waas: nothing goes to partners).
+   */
+  private gateFor(record: Routed): RoutingGate | null {
+    return this.options.gate && record.groupKey ? this.options.gate : null;
   }
 
   private queueTargets(queueId: string): Promise<RouteTarget[]> {

@@ -81,6 +81,12 @@ export class KafkaReader implements EventLogReader {
       sessionTimeout: settings.sessionTimeoutMs,
       heartbeatInterval: settings.heartbeatIntervalMs,
       rebalanceTimeout: Math.max(settings.sessionTimeoutMs * 2, 20_000),
+      // The client arms a (ref'd) stall timer when a rejoin fails, also when close() failed it
+      // after clearing the last one (2.12.1): with the default window, the rebalance timeout, a
+      // node stopped mid-rebalance kept its process alive 20 s. Nothing here listens for the
+      // stall event (membership comes from heartbeats and our join loop), so one heartbeat
+      // interval bounds that wait instead.
+      heartbeatStallTimeout: settings.heartbeatIntervalMs,
       autocommit: false,
       maxWaitTime: FETCH_WAIT_MS,
       isolationLevel: READ_UNCOMMITTED,
@@ -111,6 +117,8 @@ export class KafkaReader implements EventLogReader {
     try {
       await this.consumer.joinGroup({});
     } catch (err) {
+      // Stopped while joining: not a failed start.
+      if (!this.running) return;
       // A refused login or certificate stops the start; a broker away is waited out (readiness says so).
       if (!isRetriableKafkaError(err)) {
         this.running = false;

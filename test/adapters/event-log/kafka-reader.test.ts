@@ -1,4 +1,6 @@
 import t, { type Test } from 'tap';
+import { createHook } from 'node:async_hooks';
+import { tracingChannel } from 'node:diagnostics_channel';
 import { loadConfig } from '../../../src/config/load-config.js';
 import type { Config } from '../../../src/config/schema.js';
 import type { LogEntry, PartitionHandler } from '../../../src/event-log/event-log.js';
@@ -159,4 +161,47 @@ t.test('a record is found again by partition and offset, and by time', async (t)
   const found = await lookup.findSince(since, 60_000, (value) => decodeEvent(value).id === target.record!.id);
   t.match(found, { partition: target.partition, offset: target.offset }, 'by time');
   t.equal(await lookup.findSince(since, 60_000, () => false), null, 'nothing matches: null');
+});
+
+t.test('a reader stopped while its group rebalances leaves no timer behind: the process exits at once', async (t) => {
+  // The Kafka client arms a heartbeat-stall timer when a rejoin fails, and closing the
+  // consumer mid-rejoin fails it: with the default window (the rebalance timeout, 20 s)
+  // that timer kept a process whose node had stopped alive for 20 s.
+  const topic = await freshTopic(t);
+  const settings = settingsFor(topic, `sg-test-group-${uniqueSuffix()}`);
+  const one = collectingReader(settings);
+  await until('the first member joined', () => one.reader.membership().joined);
+
+  // Every Timeout created from here on, by whom, until it is cleared or has run.
+  const timers = new Map<number, { stack: string; timer: NodeJS.Timeout }>();
+  const hook = createHook({
+    init(id, type, _trigger, resource) {
+      if (type === 'Timeout') timers.set(id, { stack: new Error().stack ?? '', timer: resource as NodeJS.Timeout });
+    },
+    destroy(id) {
+      timers.delete(id);
+    },
+  }).enable();
+  t.teardown(() => hook.disable());
+
+  // The first member rejoins when the second joins: stop it while that rejoin is in flight.
+  const group = tracingChannel<unknown, { operation?: string; client?: unknown }>('plt:kafka:consumer:group');
+  let rejoining: (() => void) | null = null;
+  const rejoinStarted = new Promise<void>((resolve) => (rejoining = resolve));
+  const ownConsumer = (one.reader as unknown as { consumer: unknown }).consumer;
+  const onStart = (ctx: { operation?: string; client?: unknown }) => {
+    if (ctx.operation === 'joinGroup' && ctx.client === ownConsumer) rejoining?.();
+  };
+  group.subscribe({ start: onStart, end() {}, asyncStart() {}, asyncEnd() {}, error() {} });
+  t.teardown(() => group.unsubscribe({ start: onStart, end() {}, asyncStart() {}, asyncEnd() {}, error() {} }));
+  const two = collectingReader(settings);
+  t.teardown(() => two.reader.stop());
+  await rejoinStarted;
+  await one.reader.stop();
+  await two.reader.stop();
+
+  // A heartbeat interval later nothing of the clients' may still hold the process.
+  await new Promise((r) => setTimeout(r, settings.heartbeatIntervalMs + 1_000));
+  const holding = [...timers.values()].filter(({ timer, stack }) => timer.hasRef() && stack.includes('@platformatic/kafka'));
+  t.same(holding.map(({ stack }) => stack.split('\n').slice(3, 6).join(' | ')), [], 'no Kafka client timer still holds the process');
 });

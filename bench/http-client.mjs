@@ -62,7 +62,7 @@ if (process.argv[2] === 'receiver') {
     http1: () => {
       const pool = new Http1Pool(undefined, 65_536);
       const target = { host: `127.0.0.1:${port}`, hostname: '127.0.0.1', port, path: '/in', auth: null };
-      return { send: () => pool.post(target, headers(), body, () => {}).then((r) => r.status), close: () => pool.close() };
+      return { send: () => pool.post(target, headers(), body, 30_000).then((r) => r.status), close: () => pool.close() };
     },
   };
   const names = Object.keys(clients);

@@ -102,13 +102,13 @@ export class HttpDispatcher {
     }
   }
 
+  /** The pool keeps the deadline itself (one timer on the exchange, no closures per request). */
   private sendHttp1(req: DispatchRequest, target: Http1Target): Promise<DispatchResult> {
-    return underDeadline(req.timeoutMs, ({ finish, elapsed, onAbandon }) => {
-      this.http1.post(target, req.headers, req.body, onAbandon).then(
-        (r) => finish({ kind: 'response', status: r.status, headers: r.headers, body: r.body, durationMs: elapsed() }),
-        (err: Http1Error) => finish({ kind: 'error', error: err.message, code: err.code, durationMs: elapsed() }),
-      );
-    });
+    const started = performance.now();
+    return this.http1.post(target, req.headers, req.body, req.timeoutMs).then(
+      (r): DispatchResult => ({ kind: 'response', status: r.status, headers: r.headers, body: r.body, durationMs: Math.round(performance.now() - started) }),
+      (err: Http1Error): DispatchResult => ({ kind: 'error', error: err.message, code: err.code, durationMs: Math.round(performance.now() - started) }),
+    );
   }
 
   /** Through undici (https:). */

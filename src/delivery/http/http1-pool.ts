@@ -38,10 +38,18 @@ export class Http1Error extends Error {
   }
 }
 
+/**
+ * One request in flight on a connection. Its deadline is a timer with this
+ * object as its argument rather than closures around it: one of these per
+ * delivery attempt, so what it allocates counts (issue 27).
+ */
 interface Exchange {
+  conn: Conn;
   parser: Http1ResponseParser;
   resolve(response: ParsedResponse): void;
   reject(err: Http1Error): void;
+  timeoutMs: number;
+  deadline: NodeJS.Timeout | undefined;
 }
 
 /** State kept on each pooled socket. */
@@ -90,10 +98,11 @@ export class Http1Pool {
 
   /**
    * Sends one POST; resolves with the response, rejects with an Http1Error.
-   * `abandon` is set to a function that destroys the connection (the caller's
-   * deadline); the promise then rejects.
+   * One deadline of `timeoutMs` covers connect, request and the whole
+   * response: past it the connection is destroyed and the promise rejects
+   * with ETIMEDOUT.
    */
-  post(target: Http1Target, headers: Readonly<Record<string, string>>, body: Buffer, onConnection: (abandon: () => void) => void): Promise<ParsedResponse> {
+  post(target: Http1Target, headers: Readonly<Record<string, string>>, body: Buffer, timeoutMs: number): Promise<ParsedResponse> {
     let head: string;
     try {
       head = requestHead(target, headers, body.length);
@@ -102,9 +111,10 @@ export class Http1Pool {
     }
     if (this.closed) return Promise.reject(new Http1Error('the HTTP client is closed', 'ECLOSED'));
     const conn = this.take(target);
-    onConnection(() => conn.socket.destroy());
     return new Promise<ParsedResponse>((resolve, reject) => {
-      conn.exchange = { parser: new Http1ResponseParser(this.maxResponseBytes), resolve, reject };
+      const exchange: Exchange = { conn, parser: new Http1ResponseParser(this.maxResponseBytes), resolve, reject, timeoutMs, deadline: undefined };
+      exchange.deadline = setTimeout(expire, timeoutMs, exchange);
+      conn.exchange = exchange;
       const socket = conn.socket;
       socket.cork();
       socket.write(head, 'latin1');
@@ -147,7 +157,7 @@ export class Http1Pool {
       if (!exchange) return void socket.destroy();
       const step = exchange.parser.push(data);
       if (step.kind === 'more') return;
-      conn.exchange = null;
+      detach(conn);
       if (step.kind === 'error') {
         socket.destroy();
         return exchange.reject(new Http1Error(step.message, 'EPROTO'));
@@ -161,9 +171,8 @@ export class Http1Pool {
     });
     const ended = (err?: NodeJS.ErrnoException) => {
       this.forget(conn);
-      const exchange = conn.exchange;
+      const exchange = detach(conn);
       if (!exchange) return;
-      conn.exchange = null;
       if (err) return exchange.reject(new Http1Error(err.message, err.code ?? 'ERR'));
       const step = exchange.parser.end();
       if (step.kind === 'done') exchange.resolve(step.response);
@@ -211,6 +220,24 @@ export class Http1Pool {
     if (at !== -1) list.splice(at, 1);
     if (list.length === 0) this.idle.delete(conn.key);
   }
+}
+
+/** Ends a connection's exchange (answered, failed or timed out): its deadline goes with it. */
+function detach(conn: Conn): Exchange | null {
+  const exchange = conn.exchange;
+  if (exchange === null) return null;
+  conn.exchange = null;
+  clearTimeout(exchange.deadline);
+  return exchange;
+}
+
+/** The deadline passed: the connection is cut (whatever it still brings is not read) and the caller told. */
+function expire(exchange: Exchange): void {
+  const conn = exchange.conn;
+  if (conn.exchange !== exchange) return;
+  conn.exchange = null;
+  conn.socket.destroy();
+  exchange.reject(new Http1Error(`no complete response within ${exchange.timeoutMs} ms`, 'ETIMEDOUT'));
 }
 
 /**

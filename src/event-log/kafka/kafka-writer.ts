@@ -1,8 +1,9 @@
-import { compatibilityPartitioner, ProduceAcks, Producer, type MessageToProduce } from '@platformatic/kafka';
+import { ProduceAcks, Producer, type MessageToProduce } from '@platformatic/kafka';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../observability/logger.js';
 import type { EventLogWriter } from '../event-log.js';
 import { encodeEvent, type EventRecord } from '../event-record.js';
+import { javaMurmur2, javaPartitionOf } from './java-murmur2.js';
 import { isRetriableKafkaError, kafkaErrorIds, kafkaErrorText, walk } from './kafka-failure.js';
 import { closeClient, KAFKA_BACKOFF, kafkaClientOptions, type KafkaSecurity } from './kafka-options.js';
 import { backoffDelay } from '../../util/backoff.js';
@@ -107,9 +108,10 @@ export class KafkaWriter implements EventLogWriter {
       },
       idempotent: true,
       acks: ProduceAcks.ALL,
-      // Keyed: the Java client's murmur2. Without a key: round-robin (the library's
-      // compatibility partitioner would put every such record in partition 0).
-      partitioner: (message, key) => (key ? compatibilityPartitioner(message, key) : (this.roundRobin = (this.roundRobin + 1) & 0x7fffffff)),
+      // Keyed: the Java client's murmur2 (ours: the library's allocates in BigInt). Without a
+      // key: round-robin (the library's compatibility partitioner would put every such record in
+      // partition 0). The library takes the result modulo the partition count.
+      partitioner: (_message, key) => (key ? javaMurmur2(key) & 0x7fffffff : (this.roundRobin = (this.roundRobin + 1) & 0x7fffffff)),
       // Retried on a metadata refresh by the library when a leader moved.
       repeatOnStaleMetadata: true,
     });
@@ -313,7 +315,7 @@ export class KafkaWriter implements EventLogWriter {
     if (failed === null) return { accepted: [], refused: todo };
     const layout = this.producer.currentMetadata?.topics.get(this.topic);
     if (!layout) return { accepted: [], refused: todo };
-    const placed = todo.map((r) => (r.key === undefined ? -1 : compatibilityPartitioner(undefined as never, r.key) % layout.partitionsCount));
+    const placed = todo.map((r) => (r.key === undefined ? -1 : javaPartitionOf(r.key, layout.partitionsCount)));
     // Records without a key went round-robin, and a send to several brokers
     // may have lost one answer while another broker refused: then what was
     // taken is not known, and everything goes again (the broker drops repeats

@@ -85,7 +85,8 @@ async function main() {
   const drainMs = options.drainTimeout * 1000;
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const workDir = await mkdtemp(join(tmpdir(), 'sg-peer-ab-'));
-  const loadAtStart = loadavg().map((l) => l.toFixed(2)).join(' / ');
+  const startLoad = loadavg();
+  const loadAtStart = startLoad.map((l) => l.toFixed(2)).join(' / ');
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const redisSettings = await redisPersistence(redisUrl);
   say(`peer A/B ${runId}: ${rounds} rounds of ${options.duration} s (+${options.warmup} s warm-up); load ${loadAtStart}; Redis ${redisSettings}; logs in ${workDir}`);
@@ -261,7 +262,7 @@ async function main() {
     ['CPU µs per delivered event (lower is better)', ratios((r) => r.usPerEvent)],
   ].map(([what, xs]) => [what, ...xs.map((x) => (x === null ? '–' : `${x.toFixed(2)}×`)), median(xs) === null ? '–' : `**${median(xs).toFixed(2)}×**`]);
   // Whether anything besides this run held the cores when it started.
-  const loadedAtStart = Number(loadAtStart.split(' / ')[0]) >= cpus().length;
+  const loadedAtStart = startLoad[0] >= cpus().length;
   const lines = [
     '# streamgate against a fastify + BullMQ + undici relay, end to end (bench/peer-ab.mjs)',
     '',

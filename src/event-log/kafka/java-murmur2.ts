@@ -37,7 +37,12 @@ export function javaMurmur2(data: Uint8Array): number {
   return h | 0;
 }
 
-/** The partition Kafka's Java client gives a record with this key: the hash's sign bit cleared, modulo the count. */
+/** What the Java client's partitioner takes modulo the partition count: the hash with its sign bit cleared. */
+export function javaPartitionHash(key: Uint8Array): number {
+  return javaMurmur2(key) & 0x7fffffff;
+}
+
+/** The partition Kafka's Java client gives a record with this key. */
 export function javaPartitionOf(key: Uint8Array, partitions: number): number {
-  return (javaMurmur2(key) & 0x7fffffff) % partitions;
+  return javaPartitionHash(key) % partitions;
 }

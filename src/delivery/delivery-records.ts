@@ -22,6 +22,14 @@ export interface DeliveryRecordsOptions {
  */
 export class DeliveryRecords {
   private events: EventRowInput[] = [];
+  /**
+   * Buffered events by id, each with the deliveries recorded since it was
+   * seen: they are written with their event, in its INSERT (one statement per
+   * event instead of an INSERT and a later merge), and never before it.
+   */
+  private held = new Map<string, DeliveryRowInput[] | null>();
+  private heldDeliveries = 0;
+  /** Deliveries whose event is not buffered (written already, or not seen yet), by key. */
   private deliveries = new Map<string, DeliveryRowInput>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
@@ -44,7 +52,7 @@ export class DeliveryRecords {
   }
 
   get buffered(): number {
-    return this.events.length + this.deliveries.size;
+    return this.events.length + this.heldDeliveries + this.deliveries.size;
   }
 
   get backlogged(): boolean {
@@ -53,18 +61,20 @@ export class DeliveryRecords {
 
   eventSeen(event: EventRowInput): void {
     this.events.push(event);
+    if (!this.held.has(event.eventId)) this.held.set(event.eventId, null);
     this.schedule();
   }
 
   delivery(update: Omit<DeliveryRowInput, 'attempts'> & { attempt?: AttemptEntry }): void {
-    const key = `${update.eventId}\0${update.targetId}`;
-    const prev = this.deliveries.get(key);
+    // One entry per delivery, wherever it waits: an update joins the one there is.
+    const key = deliveryKey(update);
+    const prev = this.deliveries.get(key) ?? this.heldEntry(update.eventId, update.targetId);
     if (prev) {
       prev.status = update.status;
       if (update.attempt) prev.attempts.push(update.attempt);
     } else {
       // Field by field rather than rest/spread: once per delivery, on the hot path.
-      this.deliveries.set(key, {
+      const row: DeliveryRowInput = {
         eventId: update.eventId,
         targetId: update.targetId,
         status: update.status,
@@ -73,7 +83,8 @@ export class DeliveryRecords {
         partition: update.partition,
         offset: update.offset,
         receivedAt: update.receivedAt,
-      });
+      };
+      if (!this.hold(row)) this.deliveries.set(key, row);
     }
     this.schedule();
   }
@@ -120,12 +131,20 @@ export class DeliveryRecords {
   private async write(): Promise<void> {
     const events = this.events.splice(0, this.options.maxBatch);
     // A delivery goes in with its event or after it, never before (its row
-    // is its event's, migration 090): those of events still buffered wait.
-    const later = this.events.length > 0 ? new Set(this.events.map((e) => e.eventId)) : null;
+    // is its event's, migration 090): those held by the events taken go with
+    // them, those of events still buffered stay held.
     const deliveries: DeliveryRowInput[] = [];
+    for (const e of events) {
+      const list = this.held.get(e.eventId);
+      if (list === undefined) continue;
+      this.held.delete(e.eventId);
+      if (list === null) continue;
+      this.heldDeliveries -= list.length;
+      for (const d of list) deliveries.push(d);
+    }
+    let others = 0;
     for (const [key, d] of this.deliveries) {
-      if (deliveries.length >= this.options.maxBatch) break;
-      if (later?.has(d.eventId)) continue;
+      if (others++ >= this.options.maxBatch) break;
       deliveries.push(d);
       this.deliveries.delete(key);
     }
@@ -134,13 +153,14 @@ export class DeliveryRecords {
       this.failures = 0;
       if (this.unmatchedSince.size > 0) {
         const waiting = new Set(unmatched);
-        for (const d of deliveries) if (!waiting.has(d)) this.unmatchedSince.delete(`${d.eventId}\0${d.targetId}`);
+        for (const d of deliveries) if (!waiting.has(d)) this.unmatchedSince.delete(deliveryKey(d));
       }
       this.keepUnmatched(unmatched);
     } catch (err) {
       if (this.failures++ === 0) this.log.warn({ err }, 'delivery records write failed, will retry');
       // Put the rows back in front of anything newer, keeping attempt order.
       this.events = [...events, ...this.events];
+      for (const e of events) if (!this.held.has(e.eventId)) this.held.set(e.eventId, null);
       this.putBack(deliveries);
     } finally {
       if (!this.backlogged) for (const wake of this.waiters.splice(0)) wake();
@@ -158,7 +178,7 @@ export class DeliveryRecords {
     const now = Date.now();
     const kept: DeliveryRowInput[] = [];
     for (const d of unmatched) {
-      const key = `${d.eventId}\0${d.targetId}`;
+      const key = deliveryKey(d);
       const since = this.unmatchedSince.get(key) ?? now;
       if (now - since >= UNMATCHED_KEEP_MS) {
         this.unmatchedSince.delete(key);
@@ -171,16 +191,56 @@ export class DeliveryRecords {
     this.putBack(kept);
   }
 
-  private putBack(deliveries: readonly DeliveryRowInput[]): void {
-    if (deliveries.length === 0) return;
+  /**
+   * Older rows of deliveries (a failed or unmatched write) back in the
+   * buffer, ahead of what was recorded since: a newer entry of the same
+   * delivery is folded into the older one (its status, its attempts after).
+   */
+  private putBack(older: readonly DeliveryRowInput[]): void {
+    if (older.length === 0) return;
     const newer = this.deliveries;
-    this.deliveries = new Map(deliveries.map((d) => [`${d.eventId}\0${d.targetId}`, d]));
-    for (const [key, d] of newer) {
-      const prev = this.deliveries.get(key);
-      if (prev) {
-        prev.status = d.status;
-        prev.attempts.push(...d.attempts);
-      } else this.deliveries.set(key, d);
+    this.deliveries = new Map();
+    for (const d of older) {
+      const key = deliveryKey(d);
+      const next = newer.get(key) ?? this.unhold(d.eventId, d.targetId);
+      if (next) {
+        newer.delete(key);
+        d.status = next.status;
+        d.attempts.push(...next.attempts);
+      }
+      if (!this.hold(d)) this.deliveries.set(key, d);
     }
+    for (const [key, d] of newer) this.deliveries.set(key, d);
   }
+
+  /** Attaches a delivery to its buffered event; false if its event is not buffered. */
+  private hold(d: DeliveryRowInput): boolean {
+    const list = this.held.get(d.eventId);
+    if (list === undefined) return false;
+    if (list === null) this.held.set(d.eventId, [d]);
+    else list.push(d);
+    this.heldDeliveries++;
+    return true;
+  }
+
+  private heldEntry(eventId: string, targetId: string): DeliveryRowInput | undefined {
+    const list = this.held.get(eventId);
+    if (!list) return undefined;
+    for (const d of list) if (d.targetId === targetId) return d;
+    return undefined;
+  }
+
+  /** Takes a delivery's held entry out of its event's list. */
+  private unhold(eventId: string, targetId: string): DeliveryRowInput | undefined {
+    const list = this.held.get(eventId);
+    if (!list) return undefined;
+    const i = list.findIndex((d) => d.targetId === targetId);
+    if (i < 0) return undefined;
+    this.heldDeliveries--;
+    return list.splice(i, 1)[0];
+  }
+}
+
+function deliveryKey(d: { eventId: string; targetId: string }): string {
+  return `${d.eventId}\0${d.targetId}`;
 }

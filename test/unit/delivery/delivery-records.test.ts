@@ -114,3 +114,60 @@ t.test('a delivery whose event has no row yet is kept, ahead of newer updates, a
   t.same(batches[1]!.deliveries.map((d) => [d.status, d.attempts.map((a) => a.status)]), [['delivered', [500, 200]]], 'merged, no attempt lost');
   t.equal(log.buffered, 0);
 });
+
+t.test('in a backlog, each batch carries the deliveries of its own events, with them', async (t) => {
+  const { repo, batches } = fakeRepo();
+  const log = new DeliveryRecords(repo, { flushMs: 60_000, maxBatch: 2, maxBuffered: 10_000 }, silent);
+  // The second event fills a batch: a and b are being written when their deliveries come.
+  for (const id of ['a', 'b', 'c', 'd', 'e']) log.eventSeen(event(id));
+  for (const id of ['e', 'a', 'c', 'b']) log.delivery({ ...base, eventId: id, status: 'delivered', attempt: attempt(200) });
+  t.equal(log.buffered, 7, 'three events, four deliveries');
+  while (log.buffered > 0) await log.flush();
+  t.same(
+    batches.map((b) => [b.events.map((e) => e.eventId), b.deliveries.map((d) => d.eventId).sort()]),
+    [[['a', 'b'], []], [['c', 'd'], ['a', 'b', 'c']], [['e'], ['e']]],
+    'those of events still buffered in their event\'s batch, the others after their event',
+  );
+});
+
+t.test('a failed write puts its events back with their deliveries; an update recorded meanwhile joins them in order', async (t) => {
+  const { repo, batches, state } = fakeRepo();
+  let release!: () => void;
+  state.hold = new Promise((r) => (release = r));
+  state.fail = 1;
+  const log = new DeliveryRecords(repo, { flushMs: 60_000, maxBatch: 1000, maxBuffered: 10_000 }, silent);
+  log.eventSeen(event('evt_1'));
+  log.delivery({ ...base, status: 'retrying', attempt: attempt(503) });
+  const failing = log.flush();
+  log.delivery({ ...base, status: 'delivered', attempt: attempt(200) });
+  state.hold = null;
+  release();
+  await failing;
+  t.equal(batches.length, 0, 'nothing written yet');
+  t.equal(log.buffered, 2, 'the event and ONE entry for its delivery');
+  await log.flush();
+  t.equal(batches.length, 1);
+  t.same(batches[0]!.events.map((e) => e.eventId), ['evt_1']);
+  t.same(batches[0]!.deliveries.map((d) => [d.eventId, d.status, d.attempts.map((a) => a.status)]), [['evt_1', 'delivered', [503, 200]]],
+    'with its event, the latest status, both attempts in order');
+});
+
+t.test('a delivery recorded before its event was seen, found unmatched, joins the entry held by its event', async (t) => {
+  const { repo, batches, state } = fakeRepo();
+  let release!: () => void;
+  state.hold = new Promise((r) => (release = r));
+  state.unmatched = 1;
+  const log = new DeliveryRecords(repo, { flushMs: 60_000, maxBatch: 1000, maxBuffered: 10_000 }, silent);
+  log.delivery({ ...base, status: 'retrying', attempt: attempt(500) });
+  const first = log.flush();
+  // While that write is out: the event arrives, and a newer attempt of the same delivery.
+  log.eventSeen(event('evt_1'));
+  log.delivery({ ...base, status: 'delivered', attempt: attempt(200) });
+  state.hold = null;
+  release();
+  await first;
+  t.equal(log.buffered, 2, 'the event and one entry for its delivery');
+  await log.flush();
+  t.same(batches[1]!.events.map((e) => e.eventId), ['evt_1']);
+  t.same(batches[1]!.deliveries.map((d) => [d.status, d.attempts.map((a) => a.status)]), [['delivered', [500, 200]]], 'merged, in order, with its event');
+});

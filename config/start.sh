@@ -38,4 +38,13 @@ if [[ "${STREAMGATE_MAX_HEAP_MB:-256}" != 0 ]]; then heap=(--max-old-space-size=
 # gives an uncapped heap) cut ingress CPU per event by 14 % and halved its p99
 # (bench/results/server-ab.md), for up to ~48 MB more RSS per thread.
 if [[ "${STREAMGATE_SEMI_SPACE_MB:-16}" != 0 ]]; then heap+=(--max-semi-space-size="${STREAMGATE_SEMI_SPACE_MB:-16}"); fi
+# How far the old generation may grow past what a full collection left alive
+# before the next one (percent; 0: V8's own factor). V8 starts marking once the
+# room left is under the young generation's size, so with a 16 MB semi-space and
+# its own factor (~1.6 here) a node marked its ~50 MB live heap about every
+# second on the helper threads (a fifth of its CPU end to end). 100 (grow to 2x)
+# marks about every 2.5 s: the helpers' CPU 9-14 -> 8 % of a core at 3,000
+# ev/s, ~5 % less CPU per delivered event, ~30 MB more peak RSS
+# (bench/results/cpu-ab.md, 2026-11-27).
+if [[ "${STREAMGATE_HEAP_GROWING_PERCENT:-100}" != 0 ]]; then heap+=(--heap-growing-percent="${STREAMGATE_HEAP_GROWING_PERCENT:-100}"); fi
 exec node "${heap[@]}" dist/cli.js start "$@"

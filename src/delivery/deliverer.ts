@@ -2,7 +2,7 @@ import type { EventRecord } from '../event-log/event-record.js';
 import type { RouteTarget } from '../routing/route-table.js';
 import type { RetryPolicy } from '../routing/target-settings.js';
 import type { DispatchResult, HttpDispatcher } from './http/http-dispatcher.js';
-import { TokenError, type OAuthTokens } from './http/oauth-tokens.js';
+import { TokenError, type OAuth2, type OAuthTokens } from './http/oauth-tokens.js';
 import { classify, type Outcome } from './outcome.js';
 import { outboundHeaders } from './http/outbound-headers.js';
 import { simulateAttempt } from './sandbox.js';
@@ -113,41 +113,55 @@ export class Deliverer {
     return result;
   }
 
-  private async sendNow(record: EventRecord, target: RouteTarget, traceparent: string | null): Promise<DispatchResult> {
-    let plan: SigningPlan;
+  /**
+   * The request as the target's settings and the queue's signing plan make
+   * it. Synchronous up to the dispatcher when the plan is cached and the
+   * target needs no OAuth token (the common case): one async frame and
+   * promise less per attempt (issue 27).
+   */
+  private sendNow(record: EventRecord, target: RouteTarget, traceparent: string | null): Promise<DispatchResult> | DispatchResult {
+    let planned: SigningPlan | Promise<SigningPlan>;
     try {
-      const planned = this.plans.planFor(record);
-      plan = planned instanceof Promise ? await planned : planned;
+      planned = this.plans.planFor(record);
     } catch (err) {
-      return failure('ECONFIG', `cannot read the queue's signing settings: ${(err as Error).message}`);
+      return unplanned(err);
     }
-    const base = outboundHeaders(record, target.settings);
+    if (planned instanceof Promise) return planned.then((plan) => this.sendPlanned(record, target, traceparent, plan), unplanned);
+    return this.sendPlanned(record, target, traceparent, planned);
+  }
+
+  private sendPlanned(record: EventRecord, target: RouteTarget, traceparent: string | null, plan: SigningPlan): Promise<DispatchResult> | DispatchResult {
     const auth = target.settings.auth;
+    if (auth.mode === 'none') return this.signedSend(record, target, traceparent, plan, null);
+    if (auth.mode === 'bearer') return this.signedSend(record, target, traceparent, plan, `Bearer ${auth.token}`);
+    if (auth.mode === 'basic') return this.signedSend(record, target, traceparent, plan, `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`);
+    return this.sendWithToken(record, target, traceparent, plan, auth);
+  }
+
+  /** One request: the target's headers, its authorization, the trace context, then the signature over the exact bytes sent. */
+  private signedSend(record: EventRecord, target: RouteTarget, traceparent: string | null, plan: SigningPlan, authorization: string | null): Promise<DispatchResult> | DispatchResult {
+    // A fresh object per request: the dispatcher adds content-length to it.
+    const headers = outboundHeaders(record, target.settings);
+    if (authorization !== null) headers.authorization = authorization;
+    // Unless a target's static header set its own (configuration wins, docs/api.md#ingress).
+    if (traceparent !== null && (headers.traceparent === undefined || headers.traceparent === record.traceparent)) headers.traceparent = traceparent;
+    // Signing is the top layer: computed last, over the exact bytes sent, anew per attempt.
+    if (record.paymentsRecalc && plan.paymentsSecret) {
+      headers['payments-signature'] = paymentsSignature(plan.paymentsSecret, record.body, this.now());
+    } else if (plan.standard) {
+      if (plan.keys.length === 0) return failure('ENOKEY', 'the queue signs deliveries but its workspace has no active signing key');
+      Object.assign(headers, standardHeaders(plan.keys, { eventId: record.id, body: record.body }, this.now()));
+    } else if (plan.hmac) {
+      // Never send unsigned what the queue promises to sign: the receiver would be right to refuse it.
+      if (!plan.key) return failure('ENOKEY', 'the queue signs deliveries but its workspace has no active signing key');
+      Object.assign(headers, signatureHeaders(plan.key, { url: target.url, body: record.body, eventId: record.id, idempotencyKey: record.idempotencyKey }, this.now()));
+    }
+    return this.dispatcher.send({ url: target.url, headers, body: record.body, timeoutMs: target.settings.timeoutMs });
+  }
+
+  /** OAuth 2.0 client credentials: a cached token; a 401 refreshes it and resends once. */
+  private async sendWithToken(record: EventRecord, target: RouteTarget, traceparent: string | null, plan: SigningPlan, auth: OAuth2): Promise<DispatchResult> {
     const timeoutMs = target.settings.timeoutMs;
-
-    const sendWith = (authorization: string | null): Promise<DispatchResult> | DispatchResult => {
-      const headers = { ...base };
-      if (authorization !== null) headers.authorization = authorization;
-      // Unless a target's static header set its own (configuration wins, docs/api.md#ingress).
-      if (traceparent !== null && (headers.traceparent === undefined || headers.traceparent === record.traceparent)) headers.traceparent = traceparent;
-      // Signing is the top layer: computed last, over the exact bytes sent, anew per attempt.
-      if (record.paymentsRecalc && plan.paymentsSecret) {
-        headers['payments-signature'] = paymentsSignature(plan.paymentsSecret, record.body, this.now());
-      } else if (plan.standard) {
-        if (plan.keys.length === 0) return failure('ENOKEY', 'the queue signs deliveries but its workspace has no active signing key');
-        Object.assign(headers, standardHeaders(plan.keys, { eventId: record.id, body: record.body }, this.now()));
-      } else if (plan.hmac) {
-        // Never send unsigned what the queue promises to sign: the receiver would be right to refuse it.
-        if (!plan.key) return failure('ENOKEY', 'the queue signs deliveries but its workspace has no active signing key');
-        Object.assign(headers, signatureHeaders(plan.key, { url: target.url, body: record.body, eventId: record.id, idempotencyKey: record.idempotencyKey }, this.now()));
-      }
-      return this.dispatcher.send({ url: target.url, headers, body: record.body, timeoutMs });
-    };
-
-    if (auth.mode === 'none') return sendWith(null);
-    if (auth.mode === 'bearer') return sendWith(`Bearer ${auth.token}`);
-    if (auth.mode === 'basic') return sendWith(`Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`);
-
     let token: string;
     try {
       token = await this.tokens.token(auth, timeoutMs);
@@ -155,7 +169,7 @@ export class Deliverer {
       if (err instanceof TokenError) return failure('ETOKEN', err.message);
       throw err;
     }
-    const first = await sendWith(`Bearer ${token}`);
+    const first = await this.signedSend(record, target, traceparent, plan, `Bearer ${token}`);
     if (first.kind !== 'response' || first.status !== 401) return first;
     // The receiver no longer takes the token (revoked, rotated): refresh once and resend.
     this.tokens.invalidate(auth, token);
@@ -165,9 +179,13 @@ export class Deliverer {
       if (err instanceof TokenError) return failure('ETOKEN', `after a 401: ${err.message}`, first.durationMs);
       throw err;
     }
-    const second = await sendWith(`Bearer ${token}`);
+    const second = await this.signedSend(record, target, traceparent, plan, `Bearer ${token}`);
     return { ...second, durationMs: second.durationMs + first.durationMs };
   }
+}
+
+function unplanned(err: unknown): DispatchResult {
+  return failure('ECONFIG', `cannot read the queue's signing settings: ${(err as Error).message}`);
 }
 
 function failure(code: string, error: string, durationMs = 0): DispatchResult {

@@ -87,27 +87,50 @@ export class HttpDispatcher {
     return this.slots.inFlight();
   }
 
-  async send(req: DispatchRequest): Promise<DispatchResult> {
+  send(req: DispatchRequest): Promise<DispatchResult> {
     const parts = partsOf(req.url);
     // Judged before any connection; names are judged by the connectors, on every address.
     if (parts.literal !== null && !this.guard.isAllowed(parts.literal)) {
-      return { kind: 'error', code: 'ESSRF', error: `refused address ${parts.literal}`, durationMs: 0 };
+      return Promise.resolve({ kind: 'error', code: 'ESSRF', error: `refused address ${parts.literal}`, durationMs: 0 });
     }
-    const release = this.slots.tryAcquire(parts.origin) ?? (await this.slots.acquire(parts.origin));
     req.headers['content-length'] = String(req.body.length);
+    const release = this.slots.tryAcquire(parts.origin);
+    // A free slot (the usual case): no async frame around the request.
+    if (release !== null) return this.sendIn(req, parts, release);
+    return this.slots.acquire(parts.origin).then((later) => this.sendIn(req, parts, later));
+  }
+
+  /** Sends holding the origin's slot; the slot is given back however the request ends. */
+  private sendIn(req: DispatchRequest, parts: UrlParts, release: () => void): Promise<DispatchResult> {
+    if (parts.http1 !== null) return this.sendHttp1(req, parts.http1, release);
+    let sent: Promise<DispatchResult>;
     try {
-      return await (parts.http1 !== null ? this.sendHttp1(req, parts.http1) : this.sendUndici(req, parts));
-    } finally {
+      sent = this.sendUndici(req, parts);
+    } catch (err) {
       release();
+      return Promise.reject(err as Error);
     }
+    return sent.then((r) => {
+      release();
+      return r;
+    }, (err: unknown) => {
+      release();
+      throw err;
+    });
   }
 
   /** The pool keeps the deadline itself (one timer on the exchange, no closures per request). */
-  private sendHttp1(req: DispatchRequest, target: Http1Target): Promise<DispatchResult> {
+  private sendHttp1(req: DispatchRequest, target: Http1Target, release: () => void): Promise<DispatchResult> {
     const started = performance.now();
     return this.http1.post(target, req.headers, req.body, req.timeoutMs).then(
-      (r): DispatchResult => ({ kind: 'response', status: r.status, headers: r.headers, body: r.body, durationMs: Math.round(performance.now() - started) }),
-      (err: Http1Error): DispatchResult => ({ kind: 'error', error: err.message, code: err.code, durationMs: Math.round(performance.now() - started) }),
+      (r): DispatchResult => {
+        release();
+        return { kind: 'response', status: r.status, headers: r.headers, body: r.body, durationMs: Math.round(performance.now() - started) };
+      },
+      (err: Http1Error): DispatchResult => {
+        release();
+        return { kind: 'error', error: err.message, code: err.code, durationMs: Math.round(performance.now() - started) };
+      },
     );
   }
 

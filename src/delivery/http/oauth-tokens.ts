@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { TargetAuth } from '../../routing/target-settings.js';
 import type { HttpDispatcher } from './http-dispatcher.js';
 
-type OAuth2 = Extract<TargetAuth, { mode: 'oauth2' }>;
+export type OAuth2 = Extract<TargetAuth, { mode: 'oauth2' }>;
 
 interface Cached {
   token: string;

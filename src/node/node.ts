@@ -28,7 +28,8 @@ import { DistributionRecorder } from '../observability/distribution-metrics.js';
 import { Readiness } from '../observability/readiness.js';
 import { registerHealthRoutes } from '../observability/health-routes.js';
 import { addDependencyChecks, dependencyWaits } from './node-dependencies.js';
-import { startTracing, type TracingOptions } from '../observability/tracing.js';
+import { startTracing } from '../observability/tracing-start.js';
+import type { TracingOptions } from '../observability/tracing.js';
 import { RequestObserver } from '../observability/request-observer.js';
 import { withDeadline } from '../storage/db-deadline.js';
 import { abortable } from '../util/abortable.js';
@@ -135,7 +136,7 @@ export async function listenNode(config: Readonly<Config>, log: Logger, options:
 
 
   // Closed last: the spans of the drain are exported too.
-  const tracing = startTracing(log, options.tracing);
+  const tracing = await startTracing(log, options.tracing);
   closers.push(() => tracing.stop());
   const router = new Router(log, new RequestObserver(log, tracing, config.log.accessLog.sampleRate));
   const readiness = new Readiness(config.roles, config.health, log);

@@ -2,8 +2,10 @@ import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
-import { Agent, buildConnector, type Dispatcher } from 'undici';
+import type { Agent, buildConnector, Dispatcher } from 'undici';
 import type { SsrfGuard } from './ssrf-guard.js';
+
+type Undici = typeof import('undici');
 
 /**
  * How long a kept-alive connection may sit idle before it is closed here when
@@ -60,10 +62,10 @@ export function secureContextFor(trust: TlsTrust): SecureContext | undefined {
  * an address). When an address refuses the connection the next checked one
  * is tried.
  */
-export function guardedConnector(guard: SsrfGuard, secureContext: SecureContext | undefined): buildConnector.connector {
+export function guardedConnector(undici: Undici, guard: SsrfGuard, secureContext: SecureContext | undefined): buildConnector.connector {
   // The TLS handshake offers HTTP/1.1 only: undici 8's connector offers h2 too unless told not to,
   // and it is the connector's ALPN list, not the Agent's allowH2, that the receiver sees.
-  const base = buildConnector({ ...(secureContext ? { secureContext } : {}), timeout: 10_000, allowH2: false });
+  const base = undici.buildConnector({ ...(secureContext ? { secureContext } : {}), timeout: 10_000, allowH2: false });
   return (opts, callback) => {
     const host = opts.hostname.replace(/^\[|\]$/g, '');
     const literal = isIP(host) !== 0;
@@ -102,30 +104,29 @@ function refused(message: string): Error {
  * maxResponseSize would fail the request instead, so it is not used).
  */
 export class UndiciClient {
-  private readonly agent: Agent;
+  /**
+   * Built at the first https: request: undici is ~5.6 MB of live heap that
+   * every full collection walks, in a process that may never send over TLS
+   * (http: targets go through Http1Pool).
+   */
+  private agent: Agent | null = null;
+  private loading: Promise<Agent> | null = null;
+  private closed = false;
 
+  private readonly guard: SsrfGuard;
+  private readonly connectionsPerOrigin: number;
   private readonly maxResponseBytes: number;
+  private readonly trust: TlsTrust;
   constructor(
     guard: SsrfGuard,
     connectionsPerOrigin: number,
     maxResponseBytes: number,
     trust: TlsTrust = {},
   ) {
+    this.guard = guard;
+    this.connectionsPerOrigin = connectionsPerOrigin;
     this.maxResponseBytes = maxResponseBytes;
-    this.agent = new Agent({
-      connections: connectionsPerOrigin,
-      pipelining: 1,
-      keepAliveTimeout: IDLE_MS,
-      keepAliveMaxTimeout: 600_000,
-      headersTimeout: 0,
-      bodyTimeout: 0,
-      connect: guardedConnector(guard, secureContextFor(trust)),
-      // undici 8 would speak HTTP/2 where the TLS handshake settles on it (the connector above
-      // does not offer it). Delivery is HTTP/1.1 keep-alive: one request per connection at a
-      // time, connectionsPerOrigin as the per-origin cap, the receiver's Keep-Alive hint, and the
-      // same answers as Http1Pool gives for http: targets.
-      allowH2: false,
-    });
+    this.trust = trust;
   }
 
   /**
@@ -133,15 +134,52 @@ export class UndiciClient {
    * deadline): the request is then never written, or its connection is cut.
    */
   post(origin: string, path: string, headers: Record<string, string>, body: Buffer, onAbandon: (abandon: () => void) => void): Promise<ExchangeResult> {
+    if (this.agent !== null) return this.dispatch(this.agent, origin, path, headers, body, onAbandon);
+    // The first request waits for undici; a deadline that passes meanwhile stops it before it is written.
+    let abandoned = false;
+    let stop: (() => void) | null = null;
+    onAbandon(() => {
+      abandoned = true;
+      stop?.();
+    });
+    return this.load().then(
+      (agent): Promise<ExchangeResult> | ExchangeResult =>
+        abandoned ? { kind: 'error', error: 'abandoned before it was sent', code: 'ETIMEDOUT', beforeResponse: true } : this.dispatch(agent, origin, path, headers, body, (a) => (stop = a)),
+      (err: Error): ExchangeResult => ({ kind: 'error', error: `the HTTPS client could not be loaded: ${err.message}`, code: 'ECONFIG', beforeResponse: true }),
+    );
+  }
+
+  private dispatch(agent: Agent, origin: string, path: string, headers: Record<string, string>, body: Buffer, onAbandon: (abandon: () => void) => void): Promise<ExchangeResult> {
     return new Promise<ExchangeResult>((resolve) => {
       const exchange = new Exchange(this.maxResponseBytes, resolve);
       onAbandon(() => exchange.abandon());
-      this.agent.dispatch({ origin, path, method: 'POST', headers, body }, exchange);
+      agent.dispatch({ origin, path, method: 'POST', headers, body }, exchange);
     });
   }
 
+  private load(): Promise<Agent> {
+    this.loading ??= import('undici').then((undici) => {
+      const agent = new undici.Agent({
+        connections: this.connectionsPerOrigin,
+        pipelining: 1,
+        keepAliveTimeout: IDLE_MS,
+        keepAliveMaxTimeout: 600_000,
+        headersTimeout: 0,
+        bodyTimeout: 0,
+        connect: guardedConnector(undici, this.guard, secureContextFor(this.trust)),
+        allowH2: false,
+      });
+      // Closed while undici loaded: requests still coming fail as on a closed agent.
+      if (this.closed) void agent.destroy().catch(() => {});
+      this.agent = agent;
+      return agent;
+    });
+    return this.loading;
+  }
+
   close(): Promise<void> {
-    return this.agent.destroy();
+    this.closed = true;
+    return this.agent?.destroy() ?? Promise.resolve();
   }
 }
 

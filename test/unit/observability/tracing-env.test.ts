@@ -2,7 +2,7 @@ import t from 'tap';
 import { ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
 import { InMemorySpanExporter, SamplingDecision, type Sampler } from '@opentelemetry/sdk-trace';
 import { createLogger } from '../../../src/observability/logger.js';
-import { startTracing } from '../../../src/observability/tracing.js';
+import { startTracing } from '../../../src/observability/tracing-start.js';
 import { batchOptionsFromEnv, samplerFromEnv } from '../../../src/observability/tracing-env.js';
 
 /** The decision `sampler` takes for a root span and for the child of a sampled / unsampled remote parent. */
@@ -45,7 +45,7 @@ t.test('OTEL_BSP_*: set values are taken, wrong ones reported, the batch never l
 t.test('startTracing samples as the environment says (SDK 3 provider, no HTTP server needed)', async (t) => {
   for (const [env, recorded] of [[{}, 1], [{ OTEL_TRACES_SAMPLER: 'always_off' }, 0]] as const) {
     const exporter = new InMemorySpanExporter();
-    const tracing = startTracing(createLogger('silent'), { env, exporter, processor: 'simple' });
+    const tracing = await startTracing(createLogger('silent'), { env, exporter, processor: 'simple' });
     const request = {};
     const span = tracing.startRequest(request, 'POST /events', null, null, { 'http.request.method': 'POST' });
     await tracing.step(request, 'append', async () => {});

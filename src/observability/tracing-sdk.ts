@@ -9,40 +9,30 @@ import { spanContextOf } from './trace-context.js';
 import { batchOptionsFromEnv, samplerFromEnv, type EnvProblem } from './tracing-env.js';
 import type { Tracing, TracingOptions } from './tracing.js';
 
-/*
- * Loaded only when tracing is on (src/observability/tracing-start.ts): the SDK,
- * its OTLP exporter and what they pull in are ~5 MB of live heap that every
- * full collection of a node without tracing would otherwise walk.
- */
-
 /**
- * Tracing on: spans through an OpenTelemetry SDK 3 provider.
- *
- * No global provider or context manager is registered: contexts are passed
- * explicitly (a request's span is found from its exchange, an attempt's parent
- * from the traceparent stored in the event record). That keeps the process
- * free of AsyncLocalStorage's per-promise cost even with tracing on, and lets
- * several nodes in one test process each keep their own provider.
+ * Tracing on: spans through an OpenTelemetry SDK 3 provider (src/observability/tracing.ts
+ * says how contexts travel). This module is loaded only then
+ * (src/observability/tracing-start.ts): the SDK, its OTLP exporter and what they
+ * pull in are ~5 MB of live heap that every full collection of a node without
+ * tracing would otherwise walk.
  */
 export class SdkTracing implements Tracing {
-  readonly enabled: boolean;
-  private readonly tracer: Tracer | null;
+  readonly enabled = true;
+  private readonly tracer: Tracer;
   /** The server span of each traced request, keyed by its exchange. */
   private readonly requestSpans = new WeakMap<object, Span>();
 
-  private readonly provider: TracerProvider | null;
-  constructor(provider: TracerProvider | null) {
+  private readonly provider: TracerProvider;
+  constructor(provider: TracerProvider) {
     this.provider = provider;
-    this.enabled = provider !== null;
-    this.tracer = provider?.getTracer('streamgate', '0.1.0') ?? null;
+    this.tracer = provider.getTracer('streamgate', '0.1.0');
   }
 
   /**
    * Starts the server span of a request under `request` (its exchange), as a
    * child of the sender's traceparent when one is valid, else as a new trace.
    */
-  startRequest(request: object, name: string, traceparent: string | null, tracestate: string | null, attributes: Attributes): Span | null {
-    if (!this.tracer) return null;
+  startRequest(request: object, name: string, traceparent: string | null, tracestate: string | null, attributes: Attributes): Span {
     const span = this.tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, remoteParent(traceparent, tracestate));
     this.requestSpans.set(request, span);
     return span;
@@ -56,7 +46,7 @@ export class SdkTracing implements Tracing {
   /** A child span of `request`'s server span (a step such as auth or append). */
   startStep(request: object, name: string): Span | null {
     const parent = this.requestSpans.get(request);
-    if (!this.tracer || !parent) return null;
+    if (!parent) return null;
     return this.tracer.startSpan(name, { kind: SpanKind.INTERNAL }, trace.setSpan(ROOT_CONTEXT, parent));
   }
 
@@ -74,14 +64,12 @@ export class SdkTracing implements Tracing {
   }
 
   /** A delivery attempt's span, the child of the context stored with the event (a new trace when there is none). */
-  startAttempt(storedTraceparent: string | undefined, storedTracestate: string | undefined, attributes: Attributes): Span | null {
-    if (!this.tracer) return null;
+  startAttempt(storedTraceparent: string | undefined, storedTracestate: string | undefined, attributes: Attributes): Span {
     return this.tracer.startSpan('delivery attempt', { kind: SpanKind.CLIENT, attributes }, remoteParent(storedTraceparent ?? null, storedTracestate ?? null));
   }
 
   /** Exports what is buffered and stops the provider. */
   async stop(): Promise<void> {
-    if (!this.provider) return;
     await this.provider.forceFlush().catch(() => {});
     await this.provider.shutdown().catch(() => {});
   }

@@ -103,20 +103,7 @@ export class HttpDispatcher {
   /** Sends holding the origin's slot; the slot is given back however the request ends. */
   private sendIn(req: DispatchRequest, parts: UrlParts, release: () => void): Promise<DispatchResult> {
     if (parts.http1 !== null) return this.sendHttp1(req, parts.http1, release);
-    let sent: Promise<DispatchResult>;
-    try {
-      sent = this.sendUndici(req, parts);
-    } catch (err) {
-      release();
-      return Promise.reject(err as Error);
-    }
-    return sent.then((r) => {
-      release();
-      return r;
-    }, (err: unknown) => {
-      release();
-      throw err;
-    });
+    return this.sendUndici(req, parts).finally(release);
   }
 
   /** The pool keeps the deadline itself (one timer on the exchange, no closures per request). */

@@ -167,6 +167,10 @@ export class UndiciClient {
         headersTimeout: 0,
         bodyTimeout: 0,
         connect: guardedConnector(undici, this.guard, secureContextFor(this.trust)),
+        // undici 8 would speak HTTP/2 where the TLS handshake settles on it (the connector above
+        // does not offer it). Delivery is HTTP/1.1 keep-alive: one request per connection at a
+        // time, connectionsPerOrigin as the per-origin cap, the receiver's Keep-Alive hint, and the
+        // same answers as Http1Pool gives for http: targets.
         allowH2: false,
       });
       // Closed while undici loaded: requests still coming fail as on a closed agent.

@@ -2,7 +2,7 @@
  * `node bench/partition-hash.mjs [calls]` (needs `npm run build` once): the
  * Java client's murmur2, which places every keyed record in its partition, as
  * @platformatic/kafka computes it (BigInt arithmetic) against ours
- * (dist/event-log/kafka/java-murmur2.js, 32-bit integer arithmetic), for the
+ * (dist/event-log/murmur2.js, 32-bit integer arithmetic), for the
  * partition keys a sender typically uses. Alternating rounds, medians of CPU ns
  * per call (the library's allocates BigInts on every 4 bytes of the key: the
  * allocation sampler of bench/run.mjs counts them, ~480 B per appended event).
@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { murmur2 } from '@platformatic/kafka';
-import { javaMurmur2 } from '../dist/event-log/kafka/java-murmur2.js';
+import { murmur2 as ourMurmur2 } from '../dist/event-log/murmur2.js';
 
 const calls = Number(process.argv[2] ?? 1_000_000);
 const ROUNDS = 5;
@@ -21,7 +21,7 @@ const shapes = {
   'UUID (36 B)': () => randomUUID(),
   'composite (96 B)': () => `tenant-42/orders/${randomUUID()}/${randomUUID()}`.slice(0, 96),
 };
-const hashes = { library: (k) => murmur2(k), ours: (k) => javaMurmur2(k) };
+const hashes = { library: (k) => murmur2(k), ours: (k) => ourMurmur2(k) };
 
 function measure(hash, keys) {
   let sink = 0;
@@ -34,7 +34,7 @@ function measure(hash, keys) {
 const rows = [];
 for (const [shape, make] of Object.entries(shapes)) {
   const keys = Array.from({ length: 10_000 }, () => Buffer.from(make()));
-  for (const k of keys) if (murmur2(k) !== javaMurmur2(k)) throw new Error(`hashes differ for ${k}`);
+  for (const k of keys) if (murmur2(k) !== ourMurmur2(k)) throw new Error(`hashes differ for ${k}`);
   const results = { library: [], ours: [] };
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? ['library', 'ours'] : ['ours', 'library'];

@@ -3,7 +3,7 @@ import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../observability/logger.js';
 import type { EventLogWriter } from '../event-log.js';
 import { encodeEvent, type EventRecord } from '../event-record.js';
-import { javaPartitionHash, javaPartitionOf } from './java-murmur2.js';
+import { partitionHash, partitionOf } from '../murmur2.js';
 import { isRetriableKafkaError, kafkaErrorIds, kafkaErrorText, walk } from './kafka-failure.js';
 import { closeClient, KAFKA_BACKOFF, kafkaClientOptions, type KafkaSecurity } from './kafka-options.js';
 import { backoffDelay } from '../../util/backoff.js';
@@ -111,7 +111,7 @@ export class KafkaWriter implements EventLogWriter {
       // Keyed: the Java client's murmur2 (ours: the library's allocates in BigInt). Without a
       // key: round-robin (the library's compatibility partitioner would put every such record in
       // partition 0). The library takes the result modulo the partition count.
-      partitioner: (_message, key) => (key ? javaPartitionHash(key) : (this.roundRobin = (this.roundRobin + 1) & 0x7fffffff)),
+      partitioner: (_message, key) => (key ? partitionHash(key) : (this.roundRobin = (this.roundRobin + 1) & 0x7fffffff)),
       // Retried on a metadata refresh by the library when a leader moved.
       repeatOnStaleMetadata: true,
     });
@@ -315,7 +315,7 @@ export class KafkaWriter implements EventLogWriter {
     if (failed === null) return { accepted: [], refused: todo };
     const layout = this.producer.currentMetadata?.topics.get(this.topic);
     if (!layout) return { accepted: [], refused: todo };
-    const placed = todo.map((r) => (r.key === undefined ? -1 : javaPartitionOf(r.key, layout.partitionsCount)));
+    const placed = todo.map((r) => (r.key === undefined ? -1 : partitionOf(r.key, layout.partitionsCount)));
     // Records without a key went round-robin, and a send to several brokers
     // may have lost one answer while another broker refused: then what was
     // taken is not known, and everything goes again (the broker drops repeats

@@ -36,8 +36,18 @@ if [[ "${STREAMGATE_MAX_HEAP_MB:-256}" != 0 ]]; then heap=(--max-old-space-size=
 # then meet a scavenge several times as often and more of them are promoted to
 # the old generation, whose marking runs on helper threads. 16 MB (what V8
 # gives an uncapped heap) cut ingress CPU per event by 14 % and halved its p99
-# (bench/results/server-ab.md), for up to ~48 MB more RSS per thread.
-if [[ "${STREAMGATE_SEMI_SPACE_MB:-16}" != 0 ]]; then heap+=(--max-semi-space-size="${STREAMGATE_SEMI_SPACE_MB:-16}"); fi
+# (bench/results/server-ab.md); 32 MB, with pretenuring off (below), cut a
+# backlog drain's CPU per delivered event by ~11 % and end to end by ~11 %
+# (bench/results/cpu-ab.md, 2026-11-28), for up to ~96 MB more RSS per thread.
+if [[ "${STREAMGATE_SEMI_SPACE_MB:-32}" != 0 ]]; then heap+=(--max-semi-space-size="${STREAMGATE_SEMI_SPACE_MB:-32}"); fi
+# V8's allocation-site pretenuring (1: on, V8's default; 0: off). V8 allocates
+# objects of a site whose objects mostly survived a scavenge straight in the
+# old generation: here that is records and delivery rows that wait a few
+# hundred ms and then die, so they filled the old generation and it was marked
+# every ~0.7 s in a backlog drain. Off: they die young or are promoted by a
+# scavenge; with 32 MB semi-spaces, backlog CPU per delivered event 53-54 -> 46-48 µs
+# (median of 4 alternated rounds each, bench/results/cpu-ab.md, 2026-11-28).
+if [[ "${STREAMGATE_PRETENURING:-0}" == 0 ]]; then heap+=(--no-allocation-site-pretenuring); fi
 # How far the old generation may grow past what a full collection left alive
 # before the next one (percent; 0: V8's own factor). V8 starts marking once the
 # room left is under the young generation's size, so with a 16 MB semi-space and

@@ -56,13 +56,15 @@ export async function startStreamgate({ name, env, port, roles, threads = 1, log
   // The heap cap and young generation `npm start` gives each thread (config/start.sh), so the bench
   // measures what users run.
   const heapMb = process.env.STREAMGATE_MAX_HEAP_MB ?? '256';
-  const semiMb = process.env.STREAMGATE_SEMI_SPACE_MB ?? '16';
+  const semiMb = process.env.STREAMGATE_SEMI_SPACE_MB ?? '32';
   const growingPercent = process.env.STREAMGATE_HEAP_GROWING_PERCENT ?? '100';
+  const pretenuring = process.env.STREAMGATE_PRETENURING ?? '0';
   // startFlags: instead of these, e.g. what an older build's start.sh passed (bench/server-ab.mjs).
   const heap = startFlags ?? [
     ...(heapMb === '0' ? [] : [`--max-old-space-size=${heapMb}`]),
     ...(semiMb === '0' ? [] : [`--max-semi-space-size=${semiMb}`]),
     ...(growingPercent === '0' ? [] : [`--heap-growing-percent=${growingPercent}`]),
+    ...(pretenuring === '0' ? ['--no-allocation-site-pretenuring'] : []),
   ];
   const args = [...heap, ...nodeArgs, cli, 'start', ...(roles ? ['--roles', roles.join(',')] : []), ...(threads !== 1 ? ['--threads', String(threads)] : [])];
   const startedAt = performance.now();

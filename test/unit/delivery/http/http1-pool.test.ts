@@ -104,6 +104,56 @@ t.test('connection: close, interim answers and chunked bodies from a raw receive
   t.match(second, { status: 503, reusable: false, headers: { 'retry-after': '7' } });
 });
 
+t.test('answers read in pieces on several connections at once arrive whole', async (t) => {
+  // Each connection gets its answer a few bytes at a time, the connections
+  // taking turns, so a head, a chunk-size line and a body are cut anywhere and
+  // each read of one connection falls between two reads of another.
+  const answers = [
+    'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Which: first\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n',
+    'HTTP/1.1 202 Accepted\r\nContent-Length: 12\r\nX-Which: second\r\n\r\nsecond body!',
+    'HTTP/1.1 400 Bad Request\r\nTransfer-Encoding: chunked\r\nX-Which: third\r\n\r\n1a\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\n\r\n',
+  ];
+  const waiting: Array<{ socket: net.Socket; index: number }> = [];
+  const srv = net.createServer((socket) => {
+    let seen = '';
+    socket.on('data', (d) => {
+      seen += d.toString('latin1');
+      const end = seen.indexOf('\r\n\r\n');
+      if (end === -1 || seen.length < end + 4 + body.length) return;
+      const index = Number(/x-answer: (\d)/i.exec(seen)![1]);
+      waiting.push({ socket, index });
+      if (waiting.length === answers.length) void trickle();
+    });
+  });
+  const trickle = async () => {
+    const at = waiting.map(() => 0);
+    while (waiting.some((w, i) => at[i]! < answers[w.index]!.length)) {
+      for (const [i, w] of waiting.entries()) {
+        const text = answers[w.index]!;
+        if (at[i]! >= text.length) continue;
+        w.socket.write(text.slice(at[i], at[i]! + 3), 'latin1');
+        at[i]! += 3;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  };
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => {
+    for (const w of waiting) w.socket.destroy();
+    srv.close(() => r());
+  }));
+  const port = (srv.address() as AddressInfo).port;
+  const pool = new Http1Pool(lookup, 65_536);
+  t.teardown(() => pool.close());
+  const results = await Promise.all(answers.map((_, i) => post(pool, target(port), { 'x-answer': String(i) })));
+  t.match(results[0], { status: 200, reusable: true, headers: { 'x-which': 'first' } });
+  t.equal(results[0]!.body.toString(), 'hello world');
+  t.match(results[1], { status: 202, reusable: true, headers: { 'x-which': 'second' } });
+  t.equal(results[1]!.body.toString(), 'second body!');
+  t.match(results[2], { status: 400, reusable: true, headers: { 'x-which': 'third' } });
+  t.equal(results[2]!.body.toString(), 'abcdefghijklmnopqrstuvwxyz');
+});
+
 t.test('network failures are Http1Errors with node:http codes', async (t) => {
   const pool = new Http1Pool(lookup, 65_536);
   t.teardown(() => pool.close());

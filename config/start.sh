@@ -38,7 +38,8 @@ if [[ "${STREAMGATE_MAX_HEAP_MB:-256}" != 0 ]]; then heap=(--max-old-space-size=
 # gives an uncapped heap) cut ingress CPU per event by 14 % and halved its p99
 # (bench/results/server-ab.md); 32 MB, with pretenuring off (below), cut a
 # backlog drain's CPU per delivered event by ~11 % and end to end by ~11 %
-# (bench/results/cpu-ab.md, 2026-11-28), for up to ~96 MB more RSS per thread.
+# (bench/results/cpu-ab.md, 2026-11-28), for up to ~96 MB of young generation per thread (48 more than at 16 MB;
+# measured: +70 MB peak RSS in a 2-thread backlog drain, none at 1 thread).
 if [[ "${STREAMGATE_SEMI_SPACE_MB:-32}" != 0 ]]; then heap+=(--max-semi-space-size="${STREAMGATE_SEMI_SPACE_MB:-32}"); fi
 # V8's allocation-site pretenuring (1: on, V8's default; 0: off). V8 allocates
 # objects of a site whose objects mostly survived a scavenge straight in the

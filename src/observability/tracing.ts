@@ -1,4 +1,4 @@
-import type { Attributes, Span, SpanStatusCode } from '@opentelemetry/api';
+import { SpanStatusCode, type Attributes, type Span } from '@opentelemetry/api';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 
 /** How a node starts its tracing (NodeOptions.tracing). */
@@ -57,13 +57,10 @@ export const NO_TRACING: Tracing = {
   stop: () => Promise.resolve(),
 };
 
-/** SpanStatusCode.ERROR, spelled here so that this module loads no OpenTelemetry code. */
-const STATUS_ERROR = 2 as SpanStatusCode;
-
 /** Ends `span` with the HTTP status it answered (error status from 500 on for a server, from 400 for a client). */
 export function endWithStatus(span: Span, status: number, errorFrom: number): void {
   if (status > 0) span.setAttribute('http.response.status_code', status);
-  if (status >= errorFrom || status === 0) span.setStatus({ code: STATUS_ERROR });
+  if (status >= errorFrom || status === 0) span.setStatus({ code: SpanStatusCode.ERROR });
   span.end();
 }
 

@@ -163,6 +163,8 @@ export class KafkaReader implements EventLogReader {
   }
 
   private assigned(payload: ConsumerGroupJoinPayload): void {
+    // A join that completes after stop(): the partitions are no longer ours to start.
+    if (!this.running) return;
     this.generation++;
     this.contact();
     this.liveness?.joined(payload.memberId);
@@ -387,6 +389,11 @@ export class KafkaReader implements EventLogReader {
     await this.loop;
     await this.liveness?.stop();
     // Leaves the group, so the partitions move at once instead of after the session timeout.
+    // leaveGroup() before close(): it ends the client's membership first. Closed mid-rebalance
+    // with its membership on, a rejoin that completed after the leave scheduled heartbeats on
+    // the closed client (2.12.1), each failure scheduling the next: a timer that held a stopped
+    // node's process for good. A leave that fails is left to close(), as before.
+    await new Promise<void>((resolve) => this.consumer.leaveGroup(false, () => resolve()));
     await closeClient(this.consumer);
   }
 }

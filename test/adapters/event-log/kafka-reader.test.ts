@@ -205,3 +205,33 @@ t.test('a reader stopped while its group rebalances leaves no timer behind: the 
   const holding = [...timers.values()].filter(({ timer, stack }) => timer.hasRef() && stack.includes('@platformatic/kafka'));
   t.same(holding.map(({ stack }) => stack.split('\n').slice(3, 6).join(' | ')), [], 'no Kafka client timer still holds the process');
 });
+
+t.test('a reader stopped as a second member starts joining leaves no timer behind either', async (t) => {
+  // Stopped before its own rejoin began, the first member's client completed that rejoin after
+  // the leave and heartbeated on its closed connections, each failure scheduling the next
+  // heartbeat: a timer that held the process for good (the CI timeout of key-revocation).
+  const timers = new Map<number, { stack: string; timer: NodeJS.Timeout }>();
+  const hook = createHook({
+    init(id, type, _trigger, resource) {
+      if (type === 'Timeout') timers.set(id, { stack: new Error().stack ?? '', timer: resource as NodeJS.Timeout });
+    },
+    destroy(id) {
+      timers.delete(id);
+    },
+  }).enable();
+  t.teardown(() => hook.disable());
+  const topic = await freshTopic(t);
+  for (const wait of [0, 300]) {
+    const settings = settingsFor(topic, `sg-test-group-${uniqueSuffix()}`);
+    const one = collectingReader(settings);
+    await until('the first member joined', () => one.reader.membership().joined);
+    const two = collectingReader(settings);
+    t.teardown(() => two.reader.stop());
+    await new Promise((r) => setTimeout(r, wait));
+    await one.reader.stop();
+    await two.reader.stop();
+    await new Promise((r) => setTimeout(r, settings.heartbeatIntervalMs + 1_000));
+    const holding = [...timers.values()].filter(({ timer, stack }) => timer.hasRef() && stack.includes('@platformatic/kafka'));
+    t.same(holding.map(({ stack }) => stack.split('\n').slice(5, 8).join(' | ')), [], `stopped ${wait} ms after the second member started: no Kafka client timer holds the process`);
+  }
+});

@@ -28,7 +28,9 @@ t.test('an owner cancels a running replay from the console: the batches handed o
     delivery: {
       allowNetworks: ['127.0.0.0/8'], allowLoopbackInSingleNode: false,
       retry: { scheduleSeconds: [1], horizonSeconds: 3600, holdInMemoryMs: 1000 },
-      disableAfterFailingSeconds: 2, warnAfterFailingSeconds: 1, healthFlushMs: 100,
+      // Three seconds between warning and disabling: a retry delayed past both thresholds on a loaded
+      // box would disable the target without ever warning (no target.warned in the Activity feed).
+      disableAfterFailingSeconds: 4, warnAfterFailingSeconds: 1, healthFlushMs: 100,
     },
   });
   const since = new Date(Date.now() - 1_000).toISOString();
@@ -48,7 +50,7 @@ t.test('an owner cancels a running replay from the console: the batches handed o
   const post = async (n: number) => (await api.postEvent('orders', JSON.stringify({ n }), { 'x-service-partition-key': 'k' })).body.eventId as string;
   const dryRun = async () => (await api.manage('POST', api.tenantPath('/targets/warehouse/replay'), { since, dryRun: true })).body.count as number;
 
-  // Event 0 fails until the target is disabled (2 s); events 1… are blocked at once.
+  // Event 0 fails until the target is disabled (4 s); events 1… are blocked at once.
   const ids = [await post(0)];
   for (let i = 0; i < 100; i++) {
     const h = (await api.manage('GET', api.tenantPath('/target-health'))).body.items.find((x: { target: string }) => x.target === 'warehouse');

@@ -1,14 +1,16 @@
 /**
  * `node bench/peer-ab.mjs [--rounds 3] [--duration 20] [--warmup 3] [--connections 50]
- *  [--keys 200] [--body-bytes 1024] [--probe-rate 20] [--peer-concurrency 50] [--peer-workers 0] [--out FILE]`
+ *  [--keys 200] [--body-bytes 1024] [--probe-rate 20] [--peer-concurrency 50] [--peer-workers 0] [--no-floor] [--out FILE]`
  * (on Node 24, after `npm run build` and `npm install` in bench/peer):
  * streamgate end to end against the stack a Node team would build instead
- * (bench/peer/relay.mjs: fastify + BullMQ on Redis + undici), in ONE run,
- * alternating rounds (streamgate, peer, streamgate, peer, ...; the order flips
- * every round so neither always goes first on a warming box):
+ * (bench/peer/relay.mjs: fastify + BullMQ on Redis + undici), and against the
+ * floor (bench/peer/floor.mjs: a bare proxy, what any one-thread relay pays at
+ * least), in ONE run, alternating rounds (each round starts with the next
+ * system, so none always goes first on a warming box):
  *
  *   autocannon ──► streamgate (dist/, one node, all roles, threads 1) ──► Kafka ──► streamgate ──► receiver
  *   autocannon ──► relay (fastify) ──► BullMQ/Redis ──► BullMQ Worker (undici) ──► receiver
+ *   autocannon ──► floor (node:http) ──undici──► receiver, then the 202
  *
  * Same receiver process (bench/receiver.mjs), same autocannon load (connections,
  * 1 KiB JSON bodies, partition keys, API key header), warm-up, then `duration`
@@ -50,10 +52,12 @@ import { say } from './lib/say.mjs';
 
 const RESULTS = fileURLToPath(new URL('./results/peer-ab.md', import.meta.url));
 const RELAY = fileURLToPath(new URL('./peer/relay.mjs', import.meta.url));
+const FLOOR = fileURLToPath(new URL('./peer/floor.mjs', import.meta.url));
 const wall = () => performance.timeOrigin + performance.now();
 
 async function main() {
   const { values } = parseArgs({
+    allowNegative: true,
     options: {
       rounds: { type: 'string', default: '3' },
       duration: { type: 'string', default: '20' },
@@ -65,6 +69,8 @@ async function main() {
       'drain-timeout': { type: 'string', default: '120' },
       'peer-concurrency': { type: 'string', default: '50' },
       'peer-workers': { type: 'string', default: '0' },
+      // a third system each round: bench/peer/floor.mjs, a bare one-thread relay (the box's ceiling); --no-floor leaves it out
+      floor: { type: 'boolean', default: true },
       // the report's file, e.g. bench/results/peer-ab-workers1.md for another peer setting
       out: { type: 'string', default: RESULTS },
     },
@@ -189,6 +195,28 @@ async function main() {
     return r;
   };
 
+  /** The floor: a bare proxy (202 once the receiver answered), so accepted = delivered. */
+  const runFloor = async (round) => {
+    const child = forkChild(`floor-r${round}`, FLOOR, [], {
+      env: { ...process.env, PEER_PORT: '0', PEER_API_KEY: peerKey, PEER_SIGNING_SECRET: randomBytes(32).toString('hex'), PEER_TARGET_URL: receiver.url, PEER_CONCURRENCY: String(peer.concurrency) },
+    });
+    const { port, pids } = await waitForMessage(child, 'ready', 60_000);
+    const load = (p, duration) => runLoad({ url: `http://127.0.0.1:${p}`, requests: peerRequests, duration, connections: options.connections, pipelining: 1 });
+    try {
+      return await measure({
+        label: `floor r${round}`,
+        port,
+        path: '/events/bench',
+        headers: peerHeaders,
+        load,
+        sutPids: pids,
+        accepted: async () => (await (await fetch(`http://127.0.0.1:${port}/stats`)).json()).accepted,
+      });
+    } finally {
+      await stopChild(child, 10_000);
+    }
+  };
+
   const runPeer = async (round) => {
     const child = forkChild(`peer-r${round}`, RELAY, [], {
       env: {
@@ -221,11 +249,16 @@ async function main() {
     }
   };
 
-  const results = { sg: [], peer: [] };
+  const systems = values.floor ? ['sg', 'peer', 'floor'] : ['sg', 'peer'];
+  const run = { sg: runStreamgate, peer: runPeer, floor: runFloor };
+  const name = { sg: 'streamgate', peer: 'peer', floor: 'floor' };
+  // Each round starts one system later, so none always goes first on a warming box.
+  const orderOf = (round) => systems.map((_, i) => systems[(i + round - 1) % systems.length]);
+  const results = { sg: [], peer: [], floor: [] };
   for (let round = 1; round <= rounds; round++) {
-    const order = round % 2 ? ['sg', 'peer'] : ['peer', 'sg'];
+    const order = orderOf(round);
     say(`round ${round}: ${order.join(', ')}`);
-    for (const who of order) results[who].push(who === 'sg' ? await runStreamgate(round) : await runPeer(round));
+    for (const who of order) results[who].push(await run[who](round));
   }
 
   // ---- the report ----
@@ -234,7 +267,8 @@ async function main() {
     if (!s.length) return null;
     return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   };
-  const ratios = (get) => results.sg.map((r, i) => (get(r) && get(results.peer[i]) ? get(r) / get(results.peer[i]) : null));
+  const ratiosOf = (a, b) => (get) => results[a].map((r, i) => (get(r) && get(results[b][i]) ? get(r) / get(results[b][i]) : null));
+  const ratios = ratiosOf('sg', 'peer');
   const loadAtEnd = loadavg().map((l) => l.toFixed(2)).join(' / ');
   const versions = peerVersions();
   const row = (who, r, round) => [
@@ -244,23 +278,23 @@ async function main() {
   ];
   const rows = [];
   for (let i = 0; i < rounds; i++) {
-    const order = (i + 1) % 2 ? ['sg', 'peer'] : ['peer', 'sg'];
-    for (const who of order) rows.push(row(who === 'sg' ? 'streamgate' : 'peer', results[who][i], i + 1));
+    for (const who of orderOf(i + 1)) rows.push(row(name[who], results[who][i], i + 1));
   }
   const med = (who, get) => median(results[who].map(get));
-  for (const who of ['sg', 'peer']) {
+  for (const who of systems) {
     const m = (get) => med(who, get);
-    rows.push([`**${who === 'sg' ? 'streamgate' : 'peer'} median**`, '', int(m((r) => r.acceptedPerS)), int(m((r) => r.inWindowPerS)), int(m((r) => r.drainedPerS)), '', fmt(m((r) => r.tailS)),
+    rows.push([`**${name[who]} median**`, '', int(m((r) => r.acceptedPerS)), int(m((r) => r.inWindowPerS)), int(m((r) => r.drainedPerS)), '', fmt(m((r) => r.tailS)),
       fmt(m((r) => r.latency?.p50)), fmt(m((r) => r.latency?.p99)), m((r) => r.usPerEvent).toFixed(0),
       ...['sut', 'broker', 'redis', 'postgres', 'receiver', 'load', 'others'].map((k) => String(m((r) => r.cpu[k]) ?? '?'))]);
   }
-  const ratioRows = [
+  const ratioRowsOf = (ratios) => [
     ['accepted ev/s', ratios((r) => r.acceptedPerS)],
     ['delivered ev/s within the window', ratios((r) => r.inWindowPerS)],
     ['delivered ev/s until drained', ratios((r) => r.drainedPerS)],
     ['accept→deliver p99 (lower is better)', ratios((r) => r.latency?.p99)],
     ['CPU µs per delivered event (lower is better)', ratios((r) => r.usPerEvent)],
   ].map(([what, xs]) => [what, ...xs.map((x) => (x === null ? '–' : `${x.toFixed(2)}×`)), median(xs) === null ? '–' : `**${median(xs).toFixed(2)}×**`]);
+  const ratioRows = ratioRowsOf(ratios);
   // Whether anything besides this run held the cores when it started.
   const loadedAtStart = startLoad[0] >= cpus().length;
   const lines = [
@@ -269,7 +303,8 @@ async function main() {
     `- date: ${new Date().toISOString()}; ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}); load average at the start ${loadAtStart}, at the end ${loadAtEnd} (1/5/15 min). ${loadedAtStart ? '**A shared, loaded box**: other sessions\' tests and benches ran meanwhile (the "others" column); absolute figures move with them,' : 'A quiet box at the start (1-minute load under the core count); the "others" column shows what else ran;'} the ratios of one run (same minutes, alternating rounds) are what counts.`,
     `- streamgate: this tree's dist/ (${commitOf()}), \`streamgate start\` with every role, threads 1, on node ${process.version}, a fresh ${PARTITIONS}-partition Kafka topic per round (202 after acks=all), Postgres, Redis, one queue routed to the receiver; ordered per partition key per target, signed deliveries.`,
     `- peer: bench/peer/relay.mjs, fastify ${versions.fastify} + BullMQ ${versions.bullmq} (ioredis ${versions.ioredis}) + undici ${versions.undici}, one process (HTTP + ${peer.workers ? `${peer.workers} worker process(es)` : 'a BullMQ Worker in the same process'}), worker concurrency ${peer.concurrency}, 10 attempts with exponential backoff, HMAC-SHA256 signature per delivery, removeOnComplete; a fresh relay and Redis key prefix per round, deleted after. 202 once Redis replied to the add; Redis here: ${redisSettings} (shared, not ours to change: an acknowledged job can be lost on a Redis crash, where streamgate's acks=all cannot). **No order per partition key**: open-source BullMQ has none (BullMQ Pro "groups" would give it, at a price); with concurrency ${peer.concurrency} the jobs of one key overlap. The peer gives the weaker guarantee.`,
-    `- load (both): autocannon in this process, ${options.connections} connections, pipelining 1, ${options.bodyBytes} B JSON bodies, ${options.keys} partition keys (x-service-partition-key), API key header; ${options.warmup} s warm-up (drained) then ${options.duration} s measured; plus a paced probe of ${probeRate} ev/s with "seq":N bodies for accept→deliver (receiver arrival − the moment the 202 was read; first arrival of each seq). Same receiver process (bench/receiver.mjs, tracking on in both). Rounds alternate streamgate/peer, the order flipping each round.`,
+    ...(values.floor ? [`- floor: bench/peer/floor.mjs, node:http + undici ${versions.undici} in one process, no queue, no log, no retry, no order: it POSTs each event signed (HMAC-SHA256) to the receiver over ${peer.concurrency} keep-alive connections and answers 202 once the receiver said 2xx (so accepted = delivered, and its accept→deliver is negative: it delivers before it answers). The least any one-thread Node relay pays per event here: four loopback socket operations, two HTTP parses, an HMAC. A target above its ev/s is bounded by this box, not by a design.`] : []),
+    `- load (all): autocannon in this process, ${options.connections} connections, pipelining 1, ${options.bodyBytes} B JSON bodies, ${options.keys} partition keys (x-service-partition-key), API key header; ${options.warmup} s warm-up (drained) then ${options.duration} s measured; plus a paced probe of ${probeRate} ev/s with "seq":N bodies for accept→deliver (receiver arrival − the moment the 202 was read; first arrival of each seq). Same receiver process (bench/receiver.mjs, tracking on for all). Rounds alternate the systems, each round starting one later (${systems.map((w) => name[w]).join(', ')}; then rotated).`,
     '- columns: accepted ev/s = events the system accepted in the window (Kafka records; the relay\'s counter) / window; delivered in window = distinct events at the receiver by the window\'s end / window; until drained = distinct events / first to last arrival (as bench/run.mjs\'s e2e phase); tail = how long delivery ran on after the load stopped; CPU µs/event = CPU of the system under test (the streamgate process; the relay\'s processes), load start to drained, / distinct delivered; CPU % columns are % of one core over the same span (of 200 on 2 cores): sut = system under test, broker = Kafka, postgres = the server\'s own processes and the backends of this run\'s database, load = this process (autocannon + probe), others = every other process on the box.',
     '',
     table(['system', 'round', 'accepted ev/s', 'delivered ev/s in window', 'delivered ev/s until drained', 'delivered/accepted', 'tail s', 'accept→deliver p50 ms', 'p99 ms', 'CPU µs/delivered event', 'sut %', 'broker %', 'redis %', 'postgres %', 'receiver %', 'load %', 'others %'], rows),
@@ -278,6 +313,16 @@ async function main() {
     '',
     table(['ratio', ...results.sg.map((_, i) => `round ${i + 1}`), 'median'], ratioRows),
     '',
+    ...(values.floor ? [
+      '## the floor / peer: what a one-thread relay doing nothing but relay reaches on this box',
+      '',
+      table(['ratio', ...results.sg.map((_, i) => `round ${i + 1}`), 'median'], ratioRowsOf(ratiosOf('floor', 'peer'))),
+      '',
+      '## streamgate / the floor',
+      '',
+      table(['ratio', ...results.sg.map((_, i) => `round ${i + 1}`), 'median'], ratioRowsOf(ratiosOf('sg', 'floor'))),
+      '',
+    ] : []),
   ];
   const text = `${lines.join('\n')}\n`;
   await writeFile(values.out, text);

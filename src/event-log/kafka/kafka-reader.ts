@@ -55,6 +55,7 @@ export class KafkaReader implements EventLogReader {
   private generation = 0;
   private readonly topic: string;
   private readonly sessionTimeoutMs: number;
+  private readonly heartbeatIntervalMs: number;
   /** When the group coordinator last answered us (join or heartbeat), epoch ms; 0 before the first join. */
   private lastContact = 0;
   /** The last group failure (join or heartbeat) since the coordinator last answered; null when none. */
@@ -75,6 +76,7 @@ export class KafkaReader implements EventLogReader {
     this.liveness = liveness;
     this.topic = settings.topic;
     this.sessionTimeoutMs = settings.sessionTimeoutMs;
+    this.heartbeatIntervalMs = settings.heartbeatIntervalMs;
     this.consumer = new Consumer({
       ...kafkaClientOptions(settings, security, 3),
       groupId: settings.groupId,
@@ -392,8 +394,14 @@ export class KafkaReader implements EventLogReader {
     // leaveGroup() before close(): it ends the client's membership first. Closed mid-rebalance
     // with its membership on, a rejoin that completed after the leave scheduled heartbeats on
     // the closed client (2.12.1), each failure scheduling the next: a timer that held a stopped
-    // node's process for good. A leave that fails is left to close(), as before.
-    await new Promise<void>((resolve) => this.consumer.leaveGroup(false, () => resolve()));
+    // node's process for good. A leave that fails is tried again by close(), as before; one that
+    // hangs (a broker gone silent) holds stop() at most a heartbeat interval before close() cuts it.
+    let patience: NodeJS.Timeout | undefined;
+    await Promise.race([
+      new Promise<void>((resolve) => this.consumer.leaveGroup(false, () => resolve())),
+      new Promise<void>((resolve) => (patience = setTimeout(resolve, this.heartbeatIntervalMs))),
+    ]);
+    clearTimeout(patience);
     await closeClient(this.consumer);
   }
 }

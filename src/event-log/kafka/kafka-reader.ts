@@ -202,6 +202,8 @@ export class KafkaReader implements EventLogReader {
         failures = 0;
         if (!progressed) await this.idle();
       } catch (err) {
+        // Stopped: a fetch that stop() cut by closing the client is not a failure to report.
+        if (!this.running) break;
         failures++;
         if (brokerErrorChannel.hasSubscribers) brokerErrorChannel.publish({ operation: 'fetch', errorCodes: kafkaErrorIds(err), retrying: true } satisfies BrokerErrorMessage);
         this.log[failures === 1 ? 'warn' : 'debug']({ err, reason: kafkaErrorText(err), failures }, 'fetching from Kafka failed; retrying');
@@ -388,7 +390,12 @@ export class KafkaReader implements EventLogReader {
     for (const state of this.owned.values()) state.handler.revoke();
     this.owned.clear();
     this.wakeLoop();
-    await this.loop;
+    // A fetch in flight to a broker gone silent would hold stop() through its request timeout
+    // and the library's retries (minutes): the loop gets a few fetch waits to end by itself,
+    // then closing the client below fails that fetch.
+    let loopWait: NodeJS.Timeout | undefined;
+    await Promise.race([this.loop, new Promise<void>((resolve) => (loopWait = setTimeout(resolve, 5 * FETCH_WAIT_MS)))]);
+    clearTimeout(loopWait);
     await this.liveness?.stop();
     // Leaves the group, so the partitions move at once instead of after the session timeout.
     // leaveGroup() before close(): it ends the client's membership first. Closed mid-rebalance
@@ -403,6 +410,7 @@ export class KafkaReader implements EventLogReader {
     ]);
     clearTimeout(patience);
     await closeClient(this.consumer);
+    await this.loop;
   }
 }
 

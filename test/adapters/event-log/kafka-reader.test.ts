@@ -12,6 +12,7 @@ import { createLogger } from '../../../src/observability/logger.js';
 import { fetchChannel, type FetchMessage } from '../../../src/observability/channels.js';
 import { KAFKA_BROKERS, TEST_BACKEND, uniqueSuffix } from '../../helpers/backends.js';
 import { createTopic, deleteTopic } from '../../helpers/read-topic.js';
+import { startKafkaProxy } from '../../helpers/kafka-proxy.js';
 
 /**
  * The reader (our fetch loop on the library's group membership) and the
@@ -233,5 +234,23 @@ t.test('a reader stopped as a second member starts joining leaves no timer behin
     await new Promise((r) => setTimeout(r, settings.heartbeatIntervalMs + 1_000));
     const holding = [...timers.values()].filter(({ timer, stack }) => timer.hasRef() && stack.includes('@platformatic/kafka'));
     t.same(holding.map(({ stack }) => stack.split('\n').slice(5, 8).join(' | ')), [], `stopped ${wait} ms after the second member started: no Kafka client timer holds the process`);
+  }
+});
+
+t.test('a reader whose broker refused or went silent stops within seconds', async (t) => {
+  // Silent, a fetch in flight and the leave each waited out their request timeout and the
+  // library's retries: stop() took over two minutes (a node's SIGTERM then ended by the CLI's
+  // shutdown deadline, not by the node).
+  for (const mode of ['refuse', 'blackhole'] as const) {
+    const topic = await freshTopic(t);
+    const proxy = await startKafkaProxy(t);
+    const settings = loadConfig({}, { kafka: { brokers: [`127.0.0.1:${proxy.port}`], topic, groupId: `sg-test-group-${uniqueSuffix()}` } }).kafka;
+    const { reader } = collectingReader(settings);
+    await until('joined through the proxy', () => reader.membership().joined);
+    await proxy.cut(mode);
+    const started = Date.now();
+    await reader.stop();
+    const took = Date.now() - started;
+    t.ok(took < 15_000, `${mode}: stopped in ${took} ms`);
   }
 });

@@ -195,16 +195,20 @@ async function main() {
     return r;
   };
 
-  /** The floor: a bare proxy (202 once the receiver answered), so accepted = delivered. */
-  const runFloor = async (round) => {
-    const child = forkChild(`floor-r${round}`, FLOOR, [], {
-      env: { ...process.env, PEER_PORT: '0', PEER_API_KEY: peerKey, PEER_SIGNING_SECRET: randomBytes(32).toString('hex'), PEER_TARGET_URL: receiver.url, PEER_CONCURRENCY: String(peer.concurrency) },
+  /**
+   * One round of a relay of bench/peer/ (`script` forked with `env` on top of the
+   * shared settings): it says `ready` with its port and pids, counts what it
+   * accepted at GET /stats, and is stopped after the round.
+   */
+  const runRelay = async (label, script, env) => {
+    const child = forkChild(label.replace(' ', '-'), script, [], {
+      env: { ...process.env, PEER_PORT: '0', PEER_API_KEY: peerKey, PEER_SIGNING_SECRET: randomBytes(32).toString('hex'), PEER_TARGET_URL: receiver.url, PEER_CONCURRENCY: String(peer.concurrency), ...env },
     });
     const { port, pids } = await waitForMessage(child, 'ready', 60_000);
     const load = (p, duration) => runLoad({ url: `http://127.0.0.1:${p}`, requests: peerRequests, duration, connections: options.connections, pipelining: 1 });
     try {
       return await measure({
-        label: `floor r${round}`,
+        label,
         port,
         path: '/events/bench',
         headers: peerHeaders,
@@ -218,36 +222,14 @@ async function main() {
   };
 
   const runPeer = async (round) => {
-    const child = forkChild(`peer-r${round}`, RELAY, [], {
-      env: {
-        ...process.env,
-        REDIS_URL: redisUrl,
-        PEER_PORT: '0',
-        PEER_PREFIX: `${peerPrefixBase}-r${round}`,
-        PEER_API_KEY: peerKey,
-        PEER_SIGNING_SECRET: randomBytes(32).toString('hex'),
-        PEER_TARGET_URL: receiver.url,
-        PEER_CONCURRENCY: String(peer.concurrency),
-        PEER_WORKERS: String(peer.workers),
-      },
-    });
-    const { port, pids } = await waitForMessage(child, 'ready', 60_000);
-    const load = (p, duration) => runLoad({ url: `http://127.0.0.1:${p}`, requests: peerRequests, duration, connections: options.connections, pipelining: 1 });
     try {
-      return await measure({
-        label: `peer r${round}`,
-        port,
-        path: '/events/bench',
-        headers: peerHeaders,
-        load,
-        sutPids: pids,
-        accepted: async () => (await (await fetch(`http://127.0.0.1:${port}/stats`)).json()).accepted,
-      });
+      return await runRelay(`peer r${round}`, RELAY, { REDIS_URL: redisUrl, PEER_PREFIX: `${peerPrefixBase}-r${round}`, PEER_WORKERS: String(peer.workers) });
     } finally {
-      await stopChild(child, 10_000);
       await deleteKeys(redisUrl, `${peerPrefixBase}-r${round}:*`);
     }
   };
+  /** The floor: a bare proxy (202 once the receiver answered), so accepted = delivered. */
+  const runFloor = (round) => runRelay(`floor r${round}`, FLOOR, {});
 
   const systems = values.floor ? ['sg', 'peer', 'floor'] : ['sg', 'peer'];
   const run = { sg: runStreamgate, peer: runPeer, floor: runFloor };

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Consumer, ListOffsetTimestamps, type ConsumerGroupJoinPayload } from '@platformatic/kafka';
+import { withinMs } from '../../util/within-ms.js';
 import { backoffDelay } from '../../util/backoff.js';
 import { closeClient, isControlBatch, KAFKA_BACKOFF, kafkaClientOptions, type FetchRequestTopic, type FetchResponse, type KafkaSecurity } from './kafka-options.js';
 import type { Config } from '../../config/schema.js';
@@ -393,9 +394,8 @@ export class KafkaReader implements EventLogReader {
     // A fetch in flight to a broker gone silent would hold stop() through its request timeout
     // and the library's retries (minutes): the loop gets a few fetch waits to end by itself,
     // then closing the client below fails that fetch.
-    let loopWait: NodeJS.Timeout | undefined;
-    await Promise.race([this.loop, new Promise<void>((resolve) => (loopWait = setTimeout(resolve, 5 * FETCH_WAIT_MS)))]);
-    clearTimeout(loopWait);
+    const waitedOut = () => {};
+    if (this.loop) await withinMs(this.loop, 5 * FETCH_WAIT_MS).catch(waitedOut);
     await this.liveness?.stop();
     // Leaves the group, so the partitions move at once instead of after the session timeout.
     // leaveGroup() before close(): it ends the client's membership first. Closed mid-rebalance
@@ -403,12 +403,7 @@ export class KafkaReader implements EventLogReader {
     // the closed client (2.12.1), each failure scheduling the next: a timer that held a stopped
     // node's process for good. A leave that fails is tried again by close(), as before; one that
     // hangs (a broker gone silent) holds stop() at most a heartbeat interval before close() cuts it.
-    let patience: NodeJS.Timeout | undefined;
-    await Promise.race([
-      new Promise<void>((resolve) => this.consumer.leaveGroup(false, () => resolve())),
-      new Promise<void>((resolve) => (patience = setTimeout(resolve, this.heartbeatIntervalMs))),
-    ]);
-    clearTimeout(patience);
+    await withinMs(new Promise<void>((resolve) => this.consumer.leaveGroup(false, () => resolve())), this.heartbeatIntervalMs).catch(waitedOut);
     await closeClient(this.consumer);
     await this.loop;
   }

@@ -1,6 +1,18 @@
 import type { EventLogReader } from '../event-log/event-log.js';
 import type { Logger } from '../observability/logger.js';
+import { withinMs } from '../util/within-ms.js';
 import { PartitionActor, type ActorServices } from './partition-actor.js';
+
+/**
+ * The longest the drain waits for its last offset commit. A broker answers one
+ * in milliseconds; one that went silent held it for the client's request
+ * timeouts and retries (minutes), so the drain ran out the shutdown budget and
+ * the process was ended with code 1. Given up, the commit costs duplicates
+ * (the next owner replays from the last commit that landed), never an event.
+ */
+const LAST_COMMIT_MS = 5_000;
+/** The least it gets when the deliveries in flight used the drain's budget up: a broker that answers needs no more. */
+const LAST_COMMIT_MIN_MS = 500;
 
 export interface SupervisorOptions {
   maxPendingPerPartition: number;
@@ -139,6 +151,7 @@ export class DeliverySupervisor {
 
   /** Stops fetching, lets in-flight deliveries finish (up to `timeoutMs`), commits, stops. */
   async drain(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
     this.reader.pause();
     if (this.redeliveryTimer) clearInterval(this.redeliveryTimer);
     await Promise.all([...this.actors.values()].map((a) => a.idle(timeoutMs)));
@@ -150,8 +163,11 @@ export class DeliverySupervisor {
       const point = actor.commitPoint();
       if (point !== null && !actor.revoked) this.dirty.set(actor.partition, point);
     }
-    await this.flushing;
-    await this.flush();
+    // After the periodic commit in flight, never beside it: two in flight could land out of order.
+    const commitMs = Math.max(LAST_COMMIT_MIN_MS, Math.min(LAST_COMMIT_MS, deadline - Date.now()));
+    await withinMs(this.flushing.then(() => this.flush()), commitMs).catch(() => {
+      this.log.warn({ waitedMs: commitMs }, 'the last offset commit was not answered in time: the next owner of these partitions sends what was delivered since the last commit again');
+    });
     // Parked lanes and in-memory retries stop here; parked rows wait for the next owner.
     for (const actor of this.actors.values()) actor.revoke();
     await this.reader.stop();

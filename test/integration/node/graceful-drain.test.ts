@@ -2,9 +2,10 @@ import t, { type Test } from 'tap';
 import http from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freshBackends, type Backends } from '../../helpers/backends.js';
+import { freshBackends, TEST_BACKEND, type Backends } from '../../helpers/backends.js';
 import { bootstrapDatabase, clientFor, freePort, spawnNode, type ChildNode } from '../../helpers/nodes.js';
 import { startReceiver } from '../../helpers/receiver.js';
+import { startKafkaProxy } from '../../helpers/kafka-proxy.js';
 import { KeepAliveClient, type Outcome } from '../../helpers/keep-alive-client.js';
 import type { BootstrapResult } from '../../../src/api/setup/bootstrap.js';
 
@@ -159,4 +160,33 @@ t.test('server.shutdownTimeoutMs bounds the whole shutdown, drainDelayMs include
   t.ok(at - signalledAt >= 2_900, `served through drainDelayMs first (exited ${at - signalledAt} ms after SIGTERM)`);
   t.ok(at - signalledAt < 3_500 + 1_500, 'and exited within the budget (plus process exit)');
   t.ok(code === 0 || code === 1, `exit code ${code} (1 when the budget ran out first)`);
+});
+
+if (TEST_BACKEND === 'kafka') t.test('SIGTERM with the Kafka broker gone silent: deliveries in flight finish, the node stops within seconds and exits 0', async (t: Test) => {
+  // The offset commit after those deliveries, sent to a broker that no longer
+  // answers, waited out the client's request timeouts and retries (minutes):
+  // the drain ran into server.shutdownTimeoutMs and the process was ended with code 1.
+  const backends = await freshBackends(t);
+  const creds = await bootstrapDatabase(backends.databaseUrl);
+  const receiver = await startReceiver(t);
+  // Slow answers: the deliveries are still in flight when the broker goes silent.
+  receiver.responder = (_req, res) => void setTimeout(() => res.end('ok'), 1_500);
+  const proxy = await startKafkaProxy(t);
+  const port = await freePort();
+  // No serving on while not ready: what is timed is the roles' drain and the release.
+  const config = configFile(backends, 'kafka-silent', { drainDelayMs: 0 });
+  const node = await spawnNode(t, backends, port, { KAFKA_BROKERS: proxy.address, STREAMGATE_CONFIG: config });
+  const api = clientFor(port, creds);
+  await api.wire('orders', 'orders-target', `${receiver.url}/in`);
+  for (let i = 0; i < 3; i++) t.equal((await api.postEvent('orders', JSON.stringify({ i }))).status, 202, `event ${i} accepted`);
+  await receiver.waitFor(() => receiver.eventIds().length === 3, 15_000, 'the three deliveries reach the receiver');
+
+  const exit = exited(node);
+  await proxy.cut('blackhole');
+  const signalledAt = Date.now();
+  node.child.kill('SIGTERM');
+  const { code, at } = await exit;
+  t.equal(code, 0, 'exit code 0: the drain ended within its budget');
+  t.ok(at - signalledAt >= 1_000, `the deliveries in flight were waited for (${at - signalledAt} ms)`);
+  t.ok(at - signalledAt < 15_000, `stopped ${at - signalledAt} ms after SIGTERM (the budget, server.shutdownTimeoutMs, is 30 s)`);
 });

@@ -37,6 +37,8 @@ export class DeliverySupervisor {
   private flushing: Promise<void> = Promise.resolve();
   private redeliveryTimer: NodeJS.Timeout | null = null;
   private polling = false;
+  /** Drained: no commit is scheduled any more (one the drain gave up on may still fail later). */
+  private stopped = false;
 
   private readonly reader: EventLogReader;
   private readonly services: ActorServices;
@@ -123,6 +125,7 @@ export class DeliverySupervisor {
   }
 
   private schedule(): void {
+    if (this.stopped) return;
     this.timer ??= setTimeout(() => {
       this.timer = null;
       this.flushing = this.flushing.then(() => this.flush());
@@ -168,6 +171,7 @@ export class DeliverySupervisor {
     await withinMs(this.flushing.then(() => this.flush()), commitMs).catch(() => {
       this.log.warn({ waitedMs: commitMs }, 'the last offset commit was not answered in time: the next owner of these partitions sends what was delivered since the last commit again');
     });
+    this.stopped = true;
     // Parked lanes and in-memory retries stop here; parked rows wait for the next owner.
     for (const actor of this.actors.values()) actor.revoke();
     await this.reader.stop();

@@ -1,6 +1,7 @@
 /**
  * `node bench/peer-ab.mjs [--rounds 3] [--duration 20] [--warmup 3] [--connections 50]
- *  [--keys 200] [--body-bytes 1024] [--probe-rate 20] [--peer-concurrency 50] [--peer-workers 0] [--no-floor] [--out FILE]`
+ *  [--keys 200] [--body-bytes 1024] [--probe-rate 20] [--peer-concurrency 50] [--peer-workers 0] [--no-floor]
+ *  [--backend kafka|embedded|kafka,embedded] [--out FILE]`
  * (on Node 24, after `npm run build` and `npm install` in bench/peer):
  * streamgate end to end against the stack a Node team would build instead
  * (bench/peer/relay.mjs: fastify + BullMQ on Redis + undici), and against the
@@ -9,6 +10,8 @@
  * system, so none always goes first on a warming box):
  *
  *   autocannon ──► streamgate (dist/, one node, all roles, threads 1) ──► Kafka ──► streamgate ──► receiver
+ *                  (--backend embedded: the embedded log in the node's process instead of Kafka;
+ *                   --backend kafka,embedded: both, each its own system in the rotation)
  *   autocannon ──► relay (fastify) ──► BullMQ/Redis ──► BullMQ Worker (undici) ──► receiver
  *   autocannon ──► floor (node:http) ──undici──► receiver, then the 202
  *
@@ -42,7 +45,7 @@ import Redis from 'ioredis';
 import { onCleanup, runWithCleanup } from './lib/cleanup.mjs';
 import { forkChild, stopChild, waitForMessage } from './lib/children.mjs';
 import { prepareBench } from './lib/bench-context.mjs';
-import { PARTITIONS, phaseLog } from './lib/phase-log.mjs';
+import { PARTITIONS, embeddedPhaseLog, phaseLog } from './lib/phase-log.mjs';
 import { makeBody, makeRequests, runLoad } from './lib/load.mjs';
 import { startPacedLoad } from './lib/paced-load.mjs';
 import { cpuSeconds, findPid, startCpuMeter } from './lib/cpu.mjs';
@@ -71,6 +74,9 @@ async function main() {
       'peer-workers': { type: 'string', default: '0' },
       // a third system each round: bench/peer/floor.mjs, a bare one-thread relay (the box's ceiling); --no-floor leaves it out
       floor: { type: 'boolean', default: true },
+      // streamgate's event log, or a comma-separated list (each its own system in the rotation): kafka (the
+      // machine's broker), embedded (LMDB in the node's process: the single-machine deployment)
+      backend: { type: 'string', default: 'kafka' },
       // the report's file, e.g. bench/results/peer-ab-workers1.md for another peer setting
       out: { type: 'string', default: RESULTS },
     },
@@ -81,12 +87,15 @@ async function main() {
     return v;
   };
   const rounds = n('rounds');
+  const backends = [...new Set(values.backend.split(',').map((b) => b.trim()))];
+  if (!backends.length || backends.some((b) => b !== 'kafka' && b !== 'embedded')) throw new Error(`--backend must be kafka, embedded or both, comma-separated (got ${values.backend})`);
   const probeRate = n('probe-rate');
+  const sgName = { kafka: 'streamgate', embedded: 'streamgate (embedded log)' };
   const peer = { concurrency: n('peer-concurrency'), workers: n('peer-workers') };
   // The shape bench-context.mjs and node-run.mjs expect (lib/options.mjs's names).
   const options = {
     duration: n('duration'), warmup: n('warmup'), connections: n('connections'), keys: n('keys'), bodyBytes: n('body-bytes'),
-    pipelining: 1, rate: 0, drainTimeout: n('drain-timeout'), profile: false,
+    pipelining: 1, rate: 0, drainTimeout: n('drain-timeout'), profile: process.env.BENCH_PROFILE === '1',
   };
   const drainMs = options.drainTimeout * 1000;
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
@@ -177,19 +186,19 @@ async function main() {
     return r;
   };
 
-  const runStreamgate = async (round) => {
-    const label = `peer-ab-sg-r${round}`;
-    const log = phaseLog({ runId, brokers: ctx.brokers, label });
-    await log.admin.createTopic(log.topic, PARTITIONS);
+  const runStreamgate = async (backend, round) => {
+    const label = `peer-ab-sg${backend === 'kafka' ? '' : `-${backend}`}-r${round}`;
+    const log = backend === 'embedded' ? embeddedPhaseLog({ workDir, label }) : phaseLog({ runId, brokers: ctx.brokers, label });
+    await log.prepare();
     const r = await withNode(ctx, { label, env: log.env(), threads: 1 }, async (sg) =>
       measure({
-        label: `streamgate r${round}`,
+        label: `${sgName[backend]} r${round}`,
         port: new URL(sg.base).port,
         path: ctx.ingress.path,
         headers: ctx.ingress.headers,
         load: ctx.load,
         sutPids: [sg.child.pid],
-        accepted: () => log.countEvents(),
+        accepted: () => log.countEvents(sg.base),
       }));
     if (r.problems?.length) say(`   ${label} logged ${r.problems.map((p) => `${p.count}× ${p.key}`).join('; ')}`);
     return r;
@@ -231,12 +240,19 @@ async function main() {
   /** The floor: a bare proxy (202 once the receiver answered), so accepted = delivered. */
   const runFloor = (round) => runRelay(`floor r${round}`, FLOOR, {});
 
-  const systems = values.floor ? ['sg', 'peer', 'floor'] : ['sg', 'peer'];
-  const run = { sg: runStreamgate, peer: runPeer, floor: runFloor };
-  const name = { sg: 'streamgate', peer: 'peer', floor: 'floor' };
+  // One system per streamgate backend: 'sg' (Kafka, the name every earlier report used) and 'sg-embedded'.
+  const sgOf = (backend) => (backend === 'kafka' ? 'sg' : `sg-${backend}`);
+  const sgSystems = backends.map(sgOf);
+  const systems = [...sgSystems, 'peer', ...(values.floor ? ['floor'] : [])];
+  const run = { peer: runPeer, floor: runFloor };
+  const name = { peer: 'peer', floor: 'floor' };
+  for (const backend of backends) {
+    run[sgOf(backend)] = (round) => runStreamgate(backend, round);
+    name[sgOf(backend)] = sgName[backend];
+  }
   // Each round starts one system later, so none always goes first on a warming box.
   const orderOf = (round) => systems.map((_, i) => systems[(i + round - 1) % systems.length]);
-  const results = { sg: [], peer: [], floor: [] };
+  const results = Object.fromEntries(systems.map((who) => [who, []]));
   for (let round = 1; round <= rounds; round++) {
     const order = orderOf(round);
     say(`round ${round}: ${order.join(', ')}`);
@@ -250,7 +266,7 @@ async function main() {
     return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   };
   const ratiosOf = (a, b) => (get) => results[a].map((r, i) => (get(r) && get(results[b][i]) ? get(r) / get(results[b][i]) : null));
-  const ratios = ratiosOf('sg', 'peer');
+
   const loadAtEnd = loadavg().map((l) => l.toFixed(2)).join(' / ');
   const versions = peerVersions();
   const row = (who, r, round) => [
@@ -276,34 +292,44 @@ async function main() {
     ['accept→deliver p99 (lower is better)', ratios((r) => r.latency?.p99)],
     ['CPU µs per delivered event (lower is better)', ratios((r) => r.usPerEvent)],
   ].map(([what, xs]) => [what, ...xs.map((x) => (x === null ? '–' : `${x.toFixed(2)}×`)), median(xs) === null ? '–' : `**${median(xs).toFixed(2)}×**`]);
-  const ratioRows = ratioRowsOf(ratios);
+
   // Whether anything besides this run held the cores when it started.
   const loadedAtStart = startLoad[0] >= cpus().length;
   const lines = [
     '# streamgate against a fastify + BullMQ + undici relay, end to end (bench/peer-ab.mjs)',
     '',
     `- date: ${new Date().toISOString()}; ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}); load average at the start ${loadAtStart}, at the end ${loadAtEnd} (1/5/15 min). ${loadedAtStart ? '**A shared, loaded box**: other sessions\' tests and benches ran meanwhile (the "others" column); absolute figures move with them,' : 'A quiet box at the start (1-minute load under the core count); the "others" column shows what else ran;'} the ratios of one run (same minutes, alternating rounds) are what counts.`,
-    `- streamgate: this tree's dist/ (${commitOf()}), \`streamgate start\` with every role, threads 1, on node ${process.version}, a fresh ${PARTITIONS}-partition Kafka topic per round (202 after acks=all), Postgres, Redis, one queue routed to the receiver; ordered per partition key per target, signed deliveries.`,
+    `- streamgate: this tree's dist/ (${commitOf()}), \`streamgate start\` with every role, threads 1, on node ${process.version}, ${backends.map((b) => (b === 'kafka' ? `with Kafka: a fresh ${PARTITIONS}-partition topic per round (202 after acks=all)` : 'with the embedded log ("streamgate (embedded log)": no KAFKA_BROKERS, LMDB in the node\'s process, the single-machine deployment; a fresh data dir per round; 202 after its synced commit)')).join('; ')}; Postgres, Redis, one queue routed to the receiver; ordered per partition key per target, signed deliveries.`,
     `- peer: bench/peer/relay.mjs, fastify ${versions.fastify} + BullMQ ${versions.bullmq} (ioredis ${versions.ioredis}) + undici ${versions.undici}, one process (HTTP + ${peer.workers ? `${peer.workers} worker process(es)` : 'a BullMQ Worker in the same process'}), worker concurrency ${peer.concurrency}, 10 attempts with exponential backoff, HMAC-SHA256 signature per delivery, removeOnComplete; a fresh relay and Redis key prefix per round, deleted after. 202 once Redis replied to the add; Redis here: ${redisSettings} (shared, not ours to change: an acknowledged job can be lost on a Redis crash, where streamgate's acks=all cannot). **No order per partition key**: open-source BullMQ has none (BullMQ Pro "groups" would give it, at a price); with concurrency ${peer.concurrency} the jobs of one key overlap. The peer gives the weaker guarantee.`,
     ...(values.floor ? [`- floor: bench/peer/floor.mjs, node:http + undici ${versions.undici} in one process, no queue, no log, no retry, no order: it POSTs each event signed (HMAC-SHA256) to the receiver over ${peer.concurrency} keep-alive connections and answers 202 once the receiver said 2xx (so accepted = delivered, and its accept→deliver is negative: it delivers before it answers). The least any one-thread Node relay pays per event here: four loopback socket operations, two HTTP parses, an HMAC. A target above its ev/s is bounded by this box, not by a design.`] : []),
     `- load (all): autocannon in this process, ${options.connections} connections, pipelining 1, ${options.bodyBytes} B JSON bodies, ${options.keys} partition keys (x-service-partition-key), API key header; ${options.warmup} s warm-up (drained) then ${options.duration} s measured; plus a paced probe of ${probeRate} ev/s with "seq":N bodies for accept→deliver (receiver arrival − the moment the 202 was read; first arrival of each seq). Same receiver process (bench/receiver.mjs, tracking on for all). Rounds alternate the systems, each round starting one later (${systems.map((w) => name[w]).join(', ')}; then rotated).`,
-    '- columns: accepted ev/s = events the system accepted in the window (Kafka records; the relay\'s counter) / window; delivered in window = distinct events at the receiver by the window\'s end / window; until drained = distinct events / first to last arrival (as bench/run.mjs\'s e2e phase); tail = how long delivery ran on after the load stopped; CPU µs/event = CPU of the system under test (the streamgate process; the relay\'s processes), load start to drained, / distinct delivered; CPU % columns are % of one core over the same span (of 200 on 2 cores): sut = system under test, broker = Kafka, postgres = the server\'s own processes and the backends of this run\'s database, load = this process (autocannon + probe), others = every other process on the box.',
+    '- columns: accepted ev/s = events the system accepted in the window (Kafka records, or the embedded node\'s streamgate_ingress_accepted_total; the relay\'s counter) / window; delivered in window = distinct events at the receiver by the window\'s end / window; until drained = distinct events / first to last arrival (as bench/run.mjs\'s e2e phase); tail = how long delivery ran on after the load stopped; CPU µs/event = CPU of the system under test (the streamgate process; the relay\'s processes), load start to drained, / distinct delivered; CPU % columns are % of one core over the same span (of 200 on 2 cores): sut = system under test, broker = Kafka, postgres = the server\'s own processes and the backends of this run\'s database, load = this process (autocannon + probe), others = every other process on the box.',
     '',
     table(['system', 'round', 'accepted ev/s', 'delivered ev/s in window', 'delivered ev/s until drained', 'delivered/accepted', 'tail s', 'accept→deliver p50 ms', 'p99 ms', 'CPU µs/delivered event', 'sut %', 'broker %', 'redis %', 'postgres %', 'receiver %', 'load %', 'others %'], rows),
     '',
-    '## streamgate / peer, per round and the median of the per-round ratios',
-    '',
-    table(['ratio', ...results.sg.map((_, i) => `round ${i + 1}`), 'median'], ratioRows),
-    '',
+    ...sgSystems.flatMap((sg) => [
+      `## ${name[sg]} / peer, per round and the median of the per-round ratios`,
+      '',
+      table(['ratio', ...results[sg].map((_, i) => `round ${i + 1}`), 'median'], ratioRowsOf(ratiosOf(sg, 'peer'))),
+      '',
+    ]),
+    ...(sgSystems.length > 1 ? [
+      `## ${name[sgSystems[1]]} / ${name[sgSystems[0]]}`,
+      '',
+      table(['ratio', ...results[sgSystems[0]].map((_, i) => `round ${i + 1}`), 'median'], ratioRowsOf(ratiosOf(sgSystems[1], sgSystems[0]))),
+      '',
+    ] : []),
     ...(values.floor ? [
       '## the floor / peer: what a one-thread relay doing nothing but relay reaches on this box',
       '',
-      table(['ratio', ...results.sg.map((_, i) => `round ${i + 1}`), 'median'], ratioRowsOf(ratiosOf('floor', 'peer'))),
+      table(['ratio', ...results.peer.map((_, i) => `round ${i + 1}`), 'median'], ratioRowsOf(ratiosOf('floor', 'peer'))),
       '',
-      '## streamgate / the floor',
-      '',
-      table(['ratio', ...results.sg.map((_, i) => `round ${i + 1}`), 'median'], ratioRowsOf(ratiosOf('sg', 'floor'))),
-      '',
+      ...sgSystems.flatMap((sg) => [
+        `## ${name[sg]} / the floor`,
+        '',
+        table(['ratio', ...results[sg].map((_, i) => `round ${i + 1}`), 'median'], ratioRowsOf(ratiosOf(sg, 'floor'))),
+        '',
+      ]),
     ] : []),
   ];
   const text = `${lines.join('\n')}\n`;

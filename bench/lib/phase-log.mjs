@@ -1,3 +1,5 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { kafkaAdmin } from './kafka-admin.mjs';
 import { onCleanup } from './cleanup.mjs';
@@ -31,8 +33,54 @@ export function phaseLog({ runId, brokers, label }) {
     admin,
     /** The node environment for this topic and a new group on it. */
     env: (suffix) => ({ KAFKA_BROKERS: brokers.join(','), STREAMGATE_KAFKA_TOPIC: topic, STREAMGATE_KAFKA_GROUP: group(suffix) }),
-    countEvents: () => settledCount(admin, topic),
+    /** Makes the topic, as an operator would before starting nodes (a node that makes it itself reports it missing to readiness first). */
+    prepare: () => admin.createTopic(topic, PARTITIONS),
+    /** Records in the topic (`base`, the node's URL, is for the embedded log's count). */
+    countEvents: (_base) => settledCount(admin, topic),
   };
+}
+
+/**
+ * The embedded log instead of a topic (`BENCH_BACKEND=embedded`): no
+ * KAFKA_BROKERS, so the node keeps its log in LMDB under a data dir of its
+ * own, made by `prepare()` under `workDir` and deleted at cleanup. Events
+ * accepted are read off the node's /metrics (streamgate_ingress_accepted_total).
+ */
+export function embeddedPhaseLog({ workDir, label }) {
+  let dataDir = null;
+  onCleanup(async () => {
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+  return {
+    prepare: async () => {
+      dataDir = await mkdtemp(join(workDir, `${label}-data-`));
+    },
+    env: () => ({ KAFKA_BROKERS: '', STREAMGATE_DATA_DIR: dataDir }),
+    countEvents: (base) => settledMetric(`${base}/metrics`, 'streamgate_ingress_accepted_total'),
+  };
+}
+
+/** The event log of one phase: a fresh Kafka topic, or (ctx.options.backend embedded) a fresh embedded log. */
+export function benchLog(ctx, label) {
+  return ctx.options.backend === 'embedded'
+    ? embeddedPhaseLog({ workDir: ctx.workDir, label })
+    : phaseLog({ runId: ctx.runId, brokers: ctx.brokers, label });
+}
+
+/**
+ * A counter of a node's /metrics (every series added up) once it holds still
+ * for a few reads in a row: appends in flight at the load's deadline land after it.
+ */
+async function settledMetric(url, name) {
+  const read = async () => {
+    const text = await (await fetch(url)).text();
+    let total = 0;
+    for (const line of text.split('\n')) {
+      if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+    return total;
+  };
+  return settle(read);
 }
 
 /**
@@ -40,11 +88,16 @@ export function phaseLog({ runId, brokers, label }) {
  * count must hold still for a few reads in a row (streamgate acks only after
  * Kafka does, but the bench stops reading responses at the deadline).
  */
-async function settledCount(admin, topic) {
-  let last = await admin.countEvents(topic);
+function settledCount(admin, topic) {
+  return settle(() => admin.countEvents(topic));
+}
+
+/** `read()` once it gives the same answer three times in a row, 150 ms apart. */
+async function settle(read) {
+  let last = await read();
   for (let stable = 0; stable < 3; ) {
     await sleep(150);
-    const n = await admin.countEvents(topic);
+    const n = await read();
     stable = n === last ? stable + 1 : 0;
     last = n;
   }

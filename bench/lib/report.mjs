@@ -18,16 +18,23 @@ const mb = (n) => (n === null || n === undefined ? '–' : String(n));
 // Latencies from sub-ms timestamps: one decimal, the sign kept (see phases/latency.mjs).
 const ms1 = (n) => (n === null || n === undefined ? '–' : n.toFixed(1));
 
-function summaryRow(r) {
-  if (!ran(r)) return [r.label, r.threads ?? '–', '–', '–', '–', '–', '–', r.skipped ? `skipped: ${r.skipped}` : `FAILED: ${String(r.error).replace(/[\n|]/g, ' ').slice(0, 100)}`];
+/**
+ * CPU per event in units of the baseline's CPU per request (bare node:http, same run):
+ * how many bare HTTP answers one event costs. The box's speed cancels out, so runs on
+ * a fast and a slow host (this shared one swings 2–3× between sessions) compare.
+ */
+const inBare = (usPerEvent, bareUs) => (usPerEvent == null || !bareUs ? '–' : `${(usPerEvent / bareUs).toFixed(1)}×`);
+
+function summaryRow(r, bareUs) {
+  if (!ran(r)) return [r.label, r.threads ?? '–', '–', '–', '–', '–', '–', '–', r.skipped ? `skipped: ${r.skipped}` : `FAILED: ${String(r.error).replace(/[\n|]/g, ' ').slice(0, 100)}`];
   if (r.kind === 'latency') {
     // p99 here is accept→deliver, not an ingress answer time like the other rows.
-    return [r.label, r.threads, `${int(r.rate)} paced`, ms1(r.acceptToDeliver?.p99), r.node.cpuPct === null ? '–' : `${r.node.cpuPct} %`, us(r.node.cpuUsPerEvent), mb(r.node.peakRssMb), 'p99 = accept→deliver, see (b2)'];
+    return [r.label, r.threads, `${int(r.rate)} paced`, ms1(r.acceptToDeliver?.p99), r.node.cpuPct === null ? '–' : `${r.node.cpuPct} %`, us(r.node.cpuUsPerEvent), inBare(r.node.cpuUsPerEvent, bareUs), mb(r.node.peakRssMb), 'p99 = accept→deliver, see (b2)'];
   }
   const what = { ingress: 'accepted', e2e: 'delivered', backlog: 'delivered' }[r.kind];
   const perS = r.kind === 'ingress' ? r.load.acceptedPerS : r.kind === 'e2e' ? r.delivery.perS : r.perS;
   const p99 = r.load ? ms(r.load.p99) : '–';
-  return [r.label, r.threads, `${int(perS)} ${what}`, p99, r.node.cpuPct === null ? '–' : `${r.node.cpuPct} %`, us(r.node.cpuUsPerEvent), mb(r.node.peakRssMb), ''];
+  return [r.label, r.threads, `${int(perS)} ${what}`, p99, r.node.cpuPct === null ? '–' : `${r.node.cpuPct} %`, us(r.node.cpuUsPerEvent), inBare(r.node.cpuUsPerEvent, bareUs), mb(r.node.peakRssMb), ''];
 }
 
 /** Default threads / threads 1 for one measure, when both ran. */
@@ -51,14 +58,15 @@ export function renderReport(r) {
     `- load: autocannon in-process, ${o.duration} s per phase (+${o.warmup} s warm-up), ${o.connections} connections, ` +
       `pipelining ${o.pipelining}, body ${o.bodyBytes} B JSON, ${o.keys} partition keys; receiver: bench/receiver.mjs (node:http), same machine`,
   );
-  p(`- event log: Kafka (a fresh topic per phase) + Redis; Postgres: a fresh database for the run; node thread counts: ${o.threads.join(', ')}`);
+  p(`- event log: ${o.backend === 'embedded' ? 'the embedded log (LMDB in the node\'s process, a fresh data dir per phase) for end to end, Kafka for the other phases' : 'Kafka (a fresh topic per phase)'} + Redis; Postgres: a fresh database for the run; node thread counts: ${o.threads.join(', ')}`);
   p(`- backlog: ${int(o.backlogEvents)} events, ${o.keys} keys, receiver latencies ${o.receiverDelays.join(', ')} ms, each drain watched at most ${o.backlogObserve} s`);
   if (o.profile) p('- **every node ran under --cpu-prof: CPU figures include the profiler**');
   p('', '## Summary', '');
-  p('CPU is the streamgate process alone (every thread), from /proc/<pid>/stat over the measured window; per event = that CPU / events accepted (ingress) or delivered (the others). Peak RSS is the process high-water mark (VmHWM).', '');
-  p(table(['phase', 'threads', 'events/s', 'p99 ms', 'CPU (% of a core)', 'CPU µs / event', 'peak RSS MB', 'notes'], all.map(summaryRow)));
+  const perRequest = (x) => (x.cpu?.server == null || !x.acceptedPerS ? '–' : (((x.cpu.server / 100) * 1e6) / x.acceptedPerS).toFixed(1));
+  const bareUs = r.baseline ? Number(perRequest(r.baseline)) || null : null;
+  p('CPU is the streamgate process alone (every thread), from /proc/<pid>/stat over the measured window; per event = that CPU / events accepted (ingress) or delivered (the others); "in bare requests" = that figure / the baseline\'s CPU per request below (bare node:http, same run), which takes the host\'s speed out. Peak RSS is the process high-water mark (VmHWM).', '');
+  p(table(['phase', 'threads', 'events/s', 'p99 ms', 'CPU (% of a core)', 'CPU µs / event', 'in bare requests', 'peak RSS MB', 'notes'], all.map((x) => summaryRow(x, bareUs))));
   if (r.baseline) {
-    const perRequest = (x) => (x.cpu?.server == null || !x.acceptedPerS ? '–' : (((x.cpu.server / 100) * 1e6) / x.acceptedPerS).toFixed(1));
     p('', `Baseline (bare node:http answering 202 at once, same load): ${int(r.baseline.acceptedPerS)} ev/s, p99 ${ms(r.baseline.p99)} ms, ${perRequest(r.baseline)} µs server CPU/request.`);
     const own = r.baseline.own;
     if (own) p('', `Bare streamgate HttpServer (our parser, a trivial dispatch answering 202, same load): ${int(own.acceptedPerS)} ev/s, p99 ${ms(own.p99)} ms, ${perRequest(own)} µs server CPU/request.`);

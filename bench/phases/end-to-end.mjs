@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { findPid, startCpuMeter } from '../lib/cpu.mjs';
-import { PARTITIONS, phaseLog } from '../lib/phase-log.mjs';
+import { benchLog } from '../lib/phase-log.mjs';
 import { logBatching, produceCounts, startNodeMeter, startRateSampler, tickSeries } from '../lib/node-meter.mjs';
 import { summarizeDelivery } from '../lib/findings.mjs';
 import { now, say } from '../lib/say.mjs';
@@ -12,6 +12,7 @@ import { withNode } from './node-run.mjs';
  * while autocannon loads its ingress:
  *
  *   autocannon ──► streamgate ──► Kafka ──► streamgate ──► receiver
+ *                  (BENCH_BACKEND=embedded: the embedded log in the node's process)
  *
  * Measured from the start of the load until the receiver holds every event
  * the load added to the topic. CPU per delivered event covers the node's
@@ -19,9 +20,8 @@ import { withNode } from './node-run.mjs';
  */
 export async function endToEndPhase(ctx, threads) {
   const label = `e2e-t${threads}${ctx.labelSuffix ? `-${ctx.labelSuffix}` : ''}`;
-  const log = phaseLog({ runId: ctx.runId, brokers: ctx.brokers, label });
-  // Made here, as an operator would before starting nodes: a node that creates it itself reports it missing to readiness first.
-  await log.admin.createTopic(log.topic, PARTITIONS);
+  const log = benchLog(ctx, label);
+  await log.prepare();
   const { options, receiver } = ctx;
   const drainMs = options.drainTimeout * 1000;
   say(`${label}: all roles, --threads ${threads}`);
@@ -31,12 +31,12 @@ export async function endToEndPhase(ctx, threads) {
     await receiver.setDelay(0);
     if (options.warmup) {
       await ctx.load(port, options.warmup);
-      const logged = await log.countEvents();
+      const logged = await log.countEvents(sg.base);
       const drained = await receiver.waitForUnique(logged, drainMs);
       if (!drained.complete) notes.push(`warm-up: only ${drained.unique}/${logged} events delivered before the timeout; figures are skewed`);
     }
     await receiver.reset();
-    const before = await log.countEvents();
+    const before = await log.countEvents(sg.base);
 
     const ticks = tickSeries();
     const counts0 = await produceCounts(sg.base).catch(() => null);
@@ -52,7 +52,7 @@ export async function endToEndPhase(ctx, threads) {
     const loadStart = now();
     const load = await ctx.load(port, options.duration, ticks.onTick);
     const loadEnd = now();
-    const expected = (await log.countEvents()) - before;
+    const expected = (await log.countEvents(sg.base)) - before;
     const seen = await receiver.waitForUnique(expected, drainMs, { onProgress: (s) => say(`   ${s.unique}/${expected}`) });
     const series = sampler();
     const node = meter(seen.unique);

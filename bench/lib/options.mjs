@@ -77,8 +77,8 @@ export function readOptions(argv = process.argv.slice(2), env = process.env) {
   out.phases = PHASES.filter((p) => !skip.includes(p));
   // BENCH_PROFILE=1: every streamgate node runs under --cpu-prof (figures then include the profiler's cost)
   out.profile = (values.profile ?? env.BENCH_PROFILE) === '1';
-  // BENCH_BACKEND=embedded: the end-to-end phases run on the embedded log (no KAFKA_BROKERS: LMDB in the
-  // node's process, the single-machine deployment) instead of a Kafka topic; the other phases stay on Kafka
+  // BENCH_BACKEND=embedded: the end-to-end and latency phases run on the embedded log (no KAFKA_BROKERS: LMDB
+  // in the node's process, the single-machine deployment) instead of a Kafka topic; the other phases stay on Kafka
   out.backend = values.backend ?? env.BENCH_BACKEND ?? 'kafka';
   if (out.backend !== 'kafka' && out.backend !== 'embedded') throw new Error(`--backend / BENCH_BACKEND must be kafka or embedded (got ${JSON.stringify(out.backend)})`);
   return out;

@@ -58,7 +58,7 @@ export function renderReport(r) {
     `- load: autocannon in-process, ${o.duration} s per phase (+${o.warmup} s warm-up), ${o.connections} connections, ` +
       `pipelining ${o.pipelining}, body ${o.bodyBytes} B JSON, ${o.keys} partition keys; receiver: bench/receiver.mjs (node:http), same machine`,
   );
-  p(`- event log: ${o.backend === 'embedded' ? 'the embedded log (LMDB in the node\'s process, a fresh data dir per phase) for end to end, Kafka for the other phases' : 'Kafka (a fresh topic per phase)'} + Redis; Postgres: a fresh database for the run; node thread counts: ${o.threads.join(', ')}`);
+  p(`- event log: ${o.backend === 'embedded' ? 'the embedded log (LMDB in the node\'s process, a fresh data dir per phase) for end to end and latency, Kafka for the other phases' : 'Kafka (a fresh topic per phase)'} + Redis; Postgres: a fresh database for the run; node thread counts: ${o.threads.join(', ')}`);
   p(`- backlog: ${int(o.backlogEvents)} events, ${o.keys} keys, receiver latencies ${o.receiverDelays.join(', ')} ms, each drain watched at most ${o.backlogObserve} s`);
   if (o.profile) p('- **every node ran under --cpu-prof: CPU figures include the profiler**');
   p('', '## Summary', '');

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PARTITIONS, phaseLog } from '../lib/phase-log.mjs';
+import { benchLog } from '../lib/phase-log.mjs';
 import { startNodeMeter } from '../lib/node-meter.mjs';
 import { startPacedLoad } from '../lib/paced-load.mjs';
 import { say } from '../lib/say.mjs';
@@ -47,8 +47,8 @@ export async function latencyPhase(ctx, e2e) {
     say(`${label}: skipped (${skipped})`);
     return { label, threads, skipped };
   }
-  const log = phaseLog({ runId: ctx.runId, brokers: ctx.brokers, label });
-  await log.admin.createTopic(log.topic, PARTITIONS);
+  const log = benchLog(ctx, label);
+  await log.prepare();
   const drainMs = options.drainTimeout * 1000;
   say(`${label}: all roles, --threads ${threads}, paced ${rate} ev/s (${basis}) for ${options.duration} s`);
   return withNode(ctx, { label, env: log.env(), threads }, async (sg) => {
@@ -57,7 +57,7 @@ export async function latencyPhase(ctx, e2e) {
     // The end-to-end warm-up (autocannon): its bodies carry no seq, so a late redelivery of one cannot pose as a measured event.
     if (options.warmup) {
       await ctx.load(new URL(sg.base).port, options.warmup);
-      const logged = await log.countEvents();
+      const logged = await log.countEvents(sg.base);
       const drained = await receiver.waitForUnique(logged, drainMs);
       if (!drained.complete) notes.push(`warm-up: only ${drained.unique}/${logged} events delivered before the timeout; figures are skewed`);
     }

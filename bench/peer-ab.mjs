@@ -45,7 +45,7 @@ import Redis from 'ioredis';
 import { onCleanup, runWithCleanup } from './lib/cleanup.mjs';
 import { forkChild, stopChild, waitForMessage } from './lib/children.mjs';
 import { prepareBench } from './lib/bench-context.mjs';
-import { PARTITIONS, embeddedPhaseLog, phaseLog } from './lib/phase-log.mjs';
+import { PARTITIONS, benchLog } from './lib/phase-log.mjs';
 import { makeBody, makeRequests, runLoad } from './lib/load.mjs';
 import { startPacedLoad } from './lib/paced-load.mjs';
 import { cpuSeconds, findPid, startCpuMeter } from './lib/cpu.mjs';
@@ -188,7 +188,7 @@ async function main() {
 
   const runStreamgate = async (backend, round) => {
     const label = `peer-ab-sg${backend === 'kafka' ? '' : `-${backend}`}-r${round}`;
-    const log = backend === 'embedded' ? embeddedPhaseLog({ workDir, label }) : phaseLog({ runId, brokers: ctx.brokers, label });
+    const log = benchLog(ctx, label, backend);
     await log.prepare();
     const r = await withNode(ctx, { label, env: log.env(), threads: 1 }, async (sg) =>
       measure({

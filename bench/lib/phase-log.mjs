@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { kafkaAdmin } from './kafka-admin.mjs';
 import { onCleanup } from './cleanup.mjs';
+import { metricSum } from './node-meter.mjs';
 import { say } from './say.mjs';
 
 /** config/default.yaml kafka.partitions: a node finds the topic as it would have made it. */
@@ -46,7 +47,7 @@ export function phaseLog({ runId, brokers, label }) {
  * own, made by `prepare()` under `workDir` and deleted at cleanup. Events
  * accepted are read off the node's /metrics (streamgate_ingress_accepted_total).
  */
-export function embeddedPhaseLog({ workDir, label }) {
+function embeddedPhaseLog({ workDir, label }) {
   let dataDir = null;
   onCleanup(async () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
@@ -60,9 +61,9 @@ export function embeddedPhaseLog({ workDir, label }) {
   };
 }
 
-/** The event log of one phase: a fresh Kafka topic, or (ctx.options.backend embedded) a fresh embedded log. */
-export function benchLog(ctx, label) {
-  return ctx.options.backend === 'embedded'
+/** The event log of one phase: a fresh Kafka topic, or (`backend` embedded; ctx.options.backend by default) a fresh embedded log. */
+export function benchLog(ctx, label, backend = ctx.options.backend) {
+  return backend === 'embedded'
     ? embeddedPhaseLog({ workDir: ctx.workDir, label })
     : phaseLog({ runId: ctx.runId, brokers: ctx.brokers, label });
 }
@@ -71,16 +72,8 @@ export function benchLog(ctx, label) {
  * A counter of a node's /metrics (every series added up) once it holds still
  * for a few reads in a row: appends in flight at the load's deadline land after it.
  */
-async function settledMetric(url, name) {
-  const read = async () => {
-    const text = await (await fetch(url)).text();
-    let total = 0;
-    for (const line of text.split('\n')) {
-      if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
-    }
-    return total;
-  };
-  return settle(read);
+function settledMetric(url, name) {
+  return settle(async () => metricSum(await (await fetch(url, { signal: AbortSignal.timeout(3_000) })).text(), name));
 }
 
 /**

@@ -90,12 +90,15 @@ function Subscriptions(props: { tenant: string; integration: string; producer: s
         get<Items<Target>>(`/v1/tenants/${seg(t)}/targets`),
         get<Items<Route>>(`/v1/tenants/${seg(t)}/routes`),
       ]);
-      setSubs(s.data);
+      const producer = props.producer || (await received(t)).data.find((i) => i.integrationPublicId === props.integration)?.producerTenantPublicId;
+      const streams = producer ? (await get<Data<CatalogItem>>(`/waas/producer/${seg(producer)}/catalog`)).data : [];
+      // Shown together: the page renders once subscriptions arrive, and a catalog set after them
+      // showed "The producer publishes no stream" meanwhile.
+      setCatalog(streams);
+      setProducer(producer ?? '');
       setTargets(tg.items.map((x) => x.name));
       setRoutes(r.items);
-      const producer = props.producer || (await received(t)).data.find((i) => i.integrationPublicId === props.integration)?.producerTenantPublicId;
-      if (producer) setCatalog((await get<Data<CatalogItem>>(`/waas/producer/${seg(producer)}/catalog`)).data);
-      setProducer(producer ?? '');
+      setSubs(s.data);
       setError(null);
     } catch (err) {
       setError(err);
